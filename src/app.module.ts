@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { ExtensionsModule } from './extensions';
+import { HealthModule } from './health/health.module';
+
+/** The demo application: every toolstream module on its offline defaults. */
+@Module({ imports: [ExtensionsModule, HealthModule] })
+export class AppModule {}
