@@ -1,0 +1,48 @@
+/**
+ * The executor's public vocabulary, fixed first so the runtime can be built against it.
+ * The executor turns one agent run into a cold Observable of these events.
+ */
+import type { BaseMessage } from '@langchain/core/messages';
+import type { Observable } from 'rxjs';
+import type { ToolCallArtifactData } from '../extensions';
+
+/** One tool call the model asked for in a turn (what narration is made from). */
+export interface TurnToolCall {
+  toolCallId: string;
+  name: string;
+  args: unknown;
+}
+
+export type ExecutorEvent =
+  /**
+   * Narration. Step 0 is "thinking", emitted the instant the run starts; each later step is
+   * one model turn that calls tools, with those calls in `tools` so a narrator can phrase them.
+   */
+  | { type: 'progress'; text: string; step: number; tools?: TurnToolCall[] }
+  /** One tool-call-v1 frame, emitted the moment its phase happens. */
+  | { type: 'toolFrame'; frame: ToolCallArtifactData }
+  /** The agent's final answer: the last AI message and its text. */
+  | { type: 'reply'; message: BaseMessage; text: string }
+  /** The run failed (model error, time budget, graph error); the run ends after it. */
+  | { type: 'error'; error: string };
+
+/** The user's text, or LangChain messages (history, then the new one). */
+export type ExecutorInput = string | BaseMessage[];
+
+export interface ExecutorRunOptions {
+  /** Correlates every event of this run (the A2A task id). */
+  correlationId: string;
+  /**
+   * Aborting it closes the open tools with `failed: "cancelled"` frames, aborts the graph and
+   * the tools, then completes the Observable.
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * DI token and contract for whatever runs agents. ExecutorModule binds it to DeepAgentExecutor;
+ * a backend may bind its own. `run` is cold: subscribing starts the run, unsubscribing aborts it.
+ */
+export abstract class AgentExecutor {
+  abstract run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent>;
+}

@@ -1,0 +1,3 @@
+export * from './runtime.topics';
+export * from './agent-bus';
+export * from './event-emitter-agent-bus';
