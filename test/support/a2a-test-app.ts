@@ -26,7 +26,8 @@ export interface ScriptedA2aApp {
 /** A2aModule on a real port, served by a ScriptedWorker. */
 export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions = {}): Promise<ScriptedA2aApp> {
   const moduleRef = await Test.createTestingModule({ imports: [ScriptedBusModule, A2aModule.forRoot(options)] }).compile();
-  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  // Closing the app must not wait for the keep-alive sockets fetch leaves open.
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true });
   await app.listen(0, '127.0.0.1');
   const bus = app.get(AgentBus);
   const worker = new ScriptedWorker(bus, script).start();

@@ -88,14 +88,21 @@ export class ScriptedRun {
     this.settle(() => this.bus.publish('reply', this.id, { status: 'cancelled', reason }));
   }
 
+  /** Stops the script without publishing anything (a worker that went away). */
+  halt(): void {
+    if (!this.abort.signal.aborted) this.abort.abort('the worker stopped');
+  }
+
   private publish(send: () => void): void {
     if (!this.settled) send();
   }
 
+  /** Replies once; a script still sleeping then stops (its sleep throws RunCancelled). */
   private settle(send: () => void): void {
     if (this.settled) return;
     send();
     this.settled = true;
+    if (!this.abort.signal.aborted) this.abort.abort('the run has settled');
   }
 }
 
@@ -123,8 +130,10 @@ export class ScriptedWorker {
     return this;
   }
 
+  /** Leaves the bus; runs still going stop silently, as if the worker process had died. */
   stop(): void {
     for (const sub of this.subscriptions.splice(0)) sub.unsubscribe();
+    for (const run of this.runs.values()) run.halt();
   }
 
   /** The next run to start (or the one that just did, if a test asks after the fact). */
