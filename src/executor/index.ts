@@ -7,7 +7,7 @@ export * from './deep-agent-executor.service';
 export { CANCELLED } from './agent-run';
 export type { MessagesAgent, MessagesAgentStreamOptions } from './agent/messages-agent';
 export { assignToolCallIds, createToolAgent, type ToolAgentOptions } from './agent/tool-agent';
-export { withToolTimeout, ToolTimeoutError } from './agent/tool-timeout';
+export { withJsonSafeResult, withToolTimeout, ToolTimeoutError } from './agent/tool-guards';
 export * from './frames/extract-tool-frames';
 export * from './frames/sanitize-for-frame';
 export { ToolFrameTracker, describeTurn, isToolStreamEvent, type ToolStreamEvent } from './frames/tool-frame-tracker';

@@ -3,7 +3,7 @@ import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { assignToolCallIds, createToolAgent } from './tool-agent';
-import { ToolTimeoutError, withToolTimeout } from './tool-timeout';
+import { ToolTimeoutError, withJsonSafeResult, withToolTimeout } from './tool-guards';
 
 const message = (ids: Array<string | undefined>): AIMessage =>
   new AIMessage({ content: '', tool_calls: ids.map((id, i) => ({ id, name: `t${i}`, args: {}, type: 'tool_call' as const })) });
@@ -92,5 +92,28 @@ describe('withToolTimeout', () => {
     const original = tool(() => new Promise<string>((r) => setTimeout(() => r('late'), 80)), { name: 'late', description: 'late', schema: z.object({}) });
     withToolTimeout(original, 10);
     expect(await original.invoke({})).toBe('late');
+  });
+});
+
+describe('withJsonSafeResult', () => {
+  const returning = (value: unknown) => tool(() => value as string, { name: 'r', description: 'returns a value', schema: z.object({}) });
+  const asMessage = (value: unknown) => withJsonSafeResult(returning(value)).invoke({ id: 'c1', name: 'r', args: {}, type: 'tool_call' });
+
+  it('turns what JSON cannot take into plain data the model and the frames can read', async () => {
+    const cyclic: Record<string, unknown> = { name: 'root', total: 10n };
+    cyclic.self = cyclic;
+    expect((await asMessage(cyclic)).content).toBe('{"name":"root","total":"10","self":"[circular]"}');
+    expect((await asMessage(2n ** 70n)).content).toBe('1180591620717411303424');
+  });
+
+  it('leaves values JSON takes exactly as they are', async () => {
+    const value = { a: [1, 'two'], when: new Date(0) };
+    expect(await withJsonSafeResult(returning(value)).invoke({})).toBe(value);
+    expect(await withJsonSafeResult(returning('text')).invoke({})).toBe('text');
+  });
+
+  it('leaves content_and_artifact tools alone', () => {
+    const t = tool(() => ['c', { raw: 1n }] as [string, unknown], { name: 'ca', description: 'x', schema: z.object({}), responseFormat: 'content_and_artifact' });
+    expect(withJsonSafeResult(t)).toBe(t);
   });
 });
