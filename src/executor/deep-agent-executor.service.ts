@@ -21,6 +21,7 @@ export class DeepAgentExecutor extends AgentExecutor {
     @Optional() @Inject(EXECUTOR_MODULE_OPTIONS) options?: ExecutorModuleOptions,
   ) {
     super();
+    // Bad options fail here, at startup, with the option named.
     this.settings = resolveExecutorSettings(options);
   }
 

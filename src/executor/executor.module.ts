@@ -6,7 +6,7 @@ import { createToolAgent } from './agent/tool-agent';
 import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { EXECUTOR_AGENT, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS } from './executor.constants';
 import { ConfigurableExecutorModule, EXECUTOR_MODULE_OPTIONS } from './executor.module-definition';
-import { resolveExecutorSettings, type ExecutorModuleOptions } from './executor-module-options';
+import type { ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor } from './executor.types';
 import { chatModelFromEnv } from './models/chat-model-from-env';
 import { createDemoTools } from './tools/demo-tools';
@@ -27,11 +27,8 @@ const providers: Provider[] = [
   },
   {
     provide: EXECUTOR_AGENT,
-    useFactory: (options: ExecutorModuleOptions | undefined, model: BaseChatModel, tools: StructuredToolInterface[]): MessagesAgent => {
-      // Fail at startup, with the option named, rather than on the first run.
-      resolveExecutorSettings(options);
-      return options?.agent ?? createToolAgent(model, tools, { toolTimeoutMs: options?.toolTimeoutMs });
-    },
+    useFactory: (options: ExecutorModuleOptions | undefined, model: BaseChatModel, tools: StructuredToolInterface[]): MessagesAgent =>
+      options?.agent ?? createToolAgent(model, tools, { toolTimeoutMs: options?.toolTimeoutMs }),
     inject: [OPTIONS, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS],
   },
   DeepAgentExecutor,

@@ -73,7 +73,8 @@ export class ToolFrameTracker {
         nextTurn++;
       }
       if (frame.phase === 'started') events.push(...this.start(frame.toolCallId, frame.name, frame.args));
-      else events.push(...this.end(frame.toolCallId, frame.name, frame.phase === 'failed' ? { phase: 'failed', error: frame.error ?? '' } : { phase: 'completed', result: frame.result }));
+      else if (frame.phase === 'failed') events.push(...this.end(frame.toolCallId, frame.name, { phase: 'failed', error: frame.error ?? '' }));
+      else events.push(...this.end(frame.toolCallId, frame.name, { phase: 'completed', result: frame.result }));
     });
     return events;
   }
