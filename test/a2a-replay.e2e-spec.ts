@@ -1,8 +1,8 @@
 import { parseToolCall } from '../src/extensions';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
-import { manual, parallelWeatherAndClock } from './support/scripts';
-import { collect, dataOf, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { manual, parallelWeatherAndClock, toolStorm } from './support/scripts';
+import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
 
 interface Seen {
   id: number;
@@ -98,6 +98,18 @@ describe('replay and reconnect (e2e)', () => {
     expect(received[received.length - 1].kind).toBe('statusUpdate');
   });
 
+  it('streams a 10,000-tool-call task whole to the client that started it, past the replay cap', async () => {
+    t.worker.script = toolStorm(10_000, 100);
+    const messages = await collect(await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('storm') }));
+    const events = messages.filter((m) => m.data !== undefined).map((m) => seen(m));
+    // task, thinking, 20,000 frames, answer, completed
+    expect(events.map((e) => e.id)).toEqual(Array.from({ length: 20_004 }, (_, i) => i + 1));
+    expect(events.filter((e) => e.toolCallId)).toHaveLength(20_000);
+    const task = t.tasks.find(events[0].taskId!, undefined)!;
+    expect(task.log.size).toBe(10_000); // the default cap applies again once the stream attached
+    t.worker.script = manual;
+  });
+
   it('replays a finished task from Last-Event-ID over HTTP+JSON and 0.3, then ends', async () => {
     t.worker.script = parallelWeatherAndClock;
     const whole = await collect(await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') }));
@@ -153,6 +165,38 @@ describe('replay and reconnect (e2e)', () => {
     expect(fromA.filter((e) => e.toolCallId).every((e) => e.toolCallId!.startsWith('a_'))).toBe(true);
     expect(fromB.filter((e) => e.toolCallId).every((e) => e.toolCallId!.startsWith('b_'))).toBe(true);
     expect(fromA.filter((e) => e.toolCallId)).toHaveLength(40);
+  });
+
+  it('disconnects a client that stops reading once it falls twice the cap behind, without cancelling; it resumes from a snapshot', async () => {
+    const capped = await startScriptedA2aApp(manual, { maxEventsPerTask: 20 });
+    try {
+      const nextRun = capped.worker.nextRun();
+      const stalled = await rpc(capped.base, 'SendStreamingMessage', { message: wireMessage('big') });
+      const run = await nextRun;
+      const reader = readSse(stalled);
+      const first = (await reader.next()).value as SseMessage; // then stop reading
+      const big = 'x'.repeat(100_000);
+      for (let i = 0; i < 200; i++) {
+        run.started(`c${i}`, 'fetch', { page: big });
+        run.completed(`c${i}`, 'fetch', 'ok');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await eventually(() => capped.tasks.metrics().openStreams === 0, 10_000, 'the stalled stream to be dropped');
+      await expect(
+        (async () => {
+          for await (const _ of reader) void _;
+        })(),
+      ).rejects.toThrow();
+      expect(capped.worker.cancels).toEqual([]);
+      const resumed = rpc(capped.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } });
+      const response = await resumed;
+      run.reply('done');
+      const events = (await collect(response)).filter((m) => m.data);
+      expect(Object.keys(dataOf(events[0]).result as object)).toEqual(['task']);
+      expect(JSON.stringify(dataOf(events[events.length - 1]))).toContain('TASK_STATE_COMPLETED');
+    } finally {
+      await capped.close();
+    }
   });
 
   it('keeps an idle stream alive with a comment line', async () => {

@@ -3,7 +3,7 @@ import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { Request, Response } from 'express';
 import type { Observable } from 'rxjs';
-import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER, MAX_PENDING_STREAM_CHARS } from './a2a.constants';
+import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER } from './a2a.constants';
 import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
 import {
   invalidParams,
@@ -94,7 +94,7 @@ export class A2aJsonRpcController {
         case 'CancelTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '1.0') };
         case 'SubscribeToTask':
-          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing).messages };
+          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
       }
     } else {
       switch (call.method) {
@@ -109,7 +109,7 @@ export class A2aJsonRpcController {
         case 'tasks/cancel':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '0.3') };
         case 'tasks/resubscribe':
-          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing).messages };
+          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
       }
     }
     throw methodNotFound(call.method, versionHint(call.method, ctx));
@@ -134,9 +134,8 @@ export class A2aJsonRpcController {
   }
 
   /**
-   * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). A client that stops
-   * reading is dropped once MAX_PENDING_STREAM_CHARS queue up, as @Sse does; it may resume with
-   * Last-Event-ID.
+   * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). The pipeline is paced
+   * by this response's drain, so what waits for a slow client stays in the task's log.
    */
   private sendStream(res: Response, messages: Observable<MessageEvent>): void {
     res.socket?.setNoDelay(true);
@@ -149,13 +148,7 @@ export class A2aJsonRpcController {
     });
     res.flushHeaders();
     const subscription = messages.subscribe({
-      next: (message) => {
-        res.write(formatSse(message));
-        if (res.writableLength > MAX_PENDING_STREAM_CHARS) {
-          this.logger.warn(`a client is not reading its stream (${res.writableLength} bytes queued): dropped`);
-          res.destroy();
-        }
-      },
+      next: (message) => res.write(formatSse(message)),
       error: (err: unknown) => {
         this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
         res.end();

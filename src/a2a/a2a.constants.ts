@@ -27,6 +27,3 @@ export const A2A_JSON_CONTENT_TYPE = 'application/a2a+json';
 /** Protocol versions served: 0.3 (JSON-RPC only) and 1.0 (both bindings). */
 export const PROTOCOL_VERSIONS = ['0.3', '1.0'] as const;
 export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
-
-/** Characters of events that may queue for a client that does not read (as Nest's @Sse default). */
-export const MAX_PENDING_STREAM_CHARS = 4 * 1024 * 1024;

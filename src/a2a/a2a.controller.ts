@@ -17,7 +17,7 @@ import {
 import { SendMessageResponse, Task } from '@a2a-js/sdk';
 import type { Response } from 'express';
 import type { Observable } from 'rxjs';
-import { A2A_JSON_CONTENT_TYPE, LAST_EVENT_ID_HEADER, MAX_PENDING_STREAM_CHARS, REST_ROUTES } from './a2a.constants';
+import { A2A_JSON_CONTENT_TYPE, LAST_EVENT_ID_HEADER, REST_ROUTES } from './a2a.constants';
 import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
 import { A2aService } from './a2a.service';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
@@ -52,7 +52,7 @@ export class A2aController {
     return SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } });
   }
 
-  @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST, maxPendingDataLength: MAX_PENDING_STREAM_CHARS })
+  @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST })
   @HttpCode(200)
   streamMessage(
     @CallContext() ctx: A2aCallContext,
@@ -82,7 +82,7 @@ export class A2aController {
     return Task.toJSON(await this.a2a.cancelTask(request, ctx));
   }
 
-  @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST, maxPendingDataLength: MAX_PENDING_STREAM_CHARS })
+  @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST })
   @HttpCode(200)
   subscribeTask(
     @CallContext() ctx: A2aCallContext,
@@ -91,6 +91,6 @@ export class A2aController {
     @Res({ passthrough: true }) res: Response,
   ): Observable<MessageEvent> {
     res.set(extensionHeaders(ctx));
-    return this.a2a.subscribe(request, lastEventId, ctx, REST).messages;
+    return this.a2a.subscribe(request, lastEventId, ctx, REST, res).messages;
   }
 }

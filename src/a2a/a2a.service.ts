@@ -8,10 +8,9 @@ import {
   taskStateToJSON,
   type AgentExtension,
   type Message,
-  type SendMessageConfiguration,
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
-import type { Observable } from 'rxjs';
+import { EMPTY, catchError, type Observable } from 'rxjs';
 import { AGENT_EXTENSIONS } from '../extensions';
 import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
@@ -31,7 +30,8 @@ import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
 import { toSseMessages, withKeepAlive, type StreamFraming } from './sse-framing';
 import type { TaskRecord } from './task-record';
-import { TaskService } from './task.service';
+import type { TaskEvent } from './task-event';
+import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
 
 const v03 = new V03PushNotificationSerializer();
 
@@ -50,6 +50,9 @@ export interface TaskStream {
  */
 @Injectable()
 export class A2aService {
+  /** Responses this server closed itself (a stream too slow to keep): no client left, nothing to cancel. */
+  private readonly closedByServer = new WeakSet<ServerResponse>();
+
   constructor(
     private readonly tasks: TaskService,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
@@ -90,7 +93,7 @@ export class A2aService {
    * The caller leaving before that cancels it (option `cancelOnDisconnect`).
    */
   async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
-    const task = this.start(request, ctx);
+    const task = this.tasks.start(this.startInput(request, ctx));
     if (!request.configuration?.returnImmediately) {
       this.cancelIfClientLeaves(response, task);
       await task.settled;
@@ -100,9 +103,14 @@ export class A2aService {
 
   /** SendStreamingMessage: starts a task and streams all of it, from its first event (the Task). */
   streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): TaskStream {
-    const task = this.start(request, ctx);
+    const { task, events, release } = this.tasks.startStreaming(this.startInput(request, ctx), {
+      toolFrames: ctx.toolFrames,
+      pace: responsePace(response),
+    });
+    // A client gone before its stream attached must not pin the task's events for good.
+    response.once('close', release);
     this.cancelIfClientLeaves(response, task);
-    return { task, messages: this.stream(task, ctx, framing, 0) };
+    return { task, messages: this.frame(events, ctx, framing, response) };
   }
 
   getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Task {
@@ -138,7 +146,13 @@ export class A2aService {
    * SubscribeToTask: without Last-Event-ID, a Task snapshot then the live events (a terminal
    * task is -32004, as the spec says); with it, exactly the events after it, then live.
    */
-  subscribe(dto: TaskIdRequestDto, lastEventId: string | undefined, ctx: A2aCallContext, framing: StreamFraming): TaskStream {
+  subscribe(
+    dto: TaskIdRequestDto,
+    lastEventId: string | undefined,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+  ): TaskStream {
     const task = this.require(dto.id, ctx);
     const after = lastEventId === undefined ? undefined : parseLastEventId(lastEventId, task);
     if (task.isTerminal && (after === undefined || after >= task.log.lastSeq)) {
@@ -146,7 +160,8 @@ export class A2aService {
         taskId: task.id,
       });
     }
-    return { task, messages: this.stream(task, ctx, framing, after) };
+    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response) });
+    return { task, messages: this.frame(events, ctx, framing, response) };
   }
 
   /** A task as the JSON of a protocol version (1.0 ProtoJSON, or the 0.3 `kind: "task"` object). */
@@ -154,14 +169,26 @@ export class A2aService {
     return version === '1.0' ? JSON.stringify(Task.toJSON(task)) : v03.serialize({ payload: { $case: 'task', value: task } }).body;
   }
 
-  /** The one stream pipeline: replay and live events, framed for the binding and version, kept alive. */
-  private stream(task: TaskRecord, ctx: A2aCallContext, framing: StreamFraming, after?: number): Observable<MessageEvent> {
-    return this.tasks
-      .follow(task, { after, toolFrames: ctx.toolFrames })
-      .pipe(toSseMessages(ctx.version, framing), withKeepAlive(this.config.keepAliveMs));
+  /**
+   * The one stream pipeline: a task's events (replayed, then live), framed for the binding and
+   * version, kept alive. A client too slow for the log's retention is disconnected, so that it
+   * resumes with Last-Event-ID rather than read a stream with a hole.
+   */
+  private frame(events: Observable<TaskEvent>, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Observable<MessageEvent> {
+    return events.pipe(
+      toSseMessages(ctx.version, framing),
+      withKeepAlive(this.config.keepAliveMs),
+      catchError((err: unknown) => {
+        if (!(err instanceof StreamOverrunError)) throw err;
+        this.closedByServer.add(response);
+        response.destroy();
+        return EMPTY;
+      }),
+    );
   }
 
-  private start(request: SendRequest, ctx: A2aCallContext): TaskRecord {
+  /** Checks a send request against the task it names and the output modes, and reads its text. */
+  private startInput(request: SendRequest, ctx: A2aCallContext): StartTaskInput {
     const { message } = request;
     if (message.taskId) {
       const existing = this.require(message.taskId, ctx);
@@ -172,13 +199,13 @@ export class A2aService {
         { taskId: existing.id },
       );
     }
-    const accepted = acceptedOutputModes(request.configuration);
+    const accepted = request.configuration?.acceptedOutputModes ?? [];
     if (!acceptsOutput(accepted, this.config.card.defaultOutputModes)) {
       throw contentTypeNotSupported(
         `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${accepted.join(', ')}`,
       );
     }
-    return this.tasks.start({ message, text: messageText(message), caller: ctx.caller, metadata: request.metadata });
+    return { message, text: messageText(message), caller: ctx.caller, metadata: request.metadata };
   }
 
   private require(id: string, ctx: A2aCallContext): TaskRecord {
@@ -190,13 +217,21 @@ export class A2aService {
   private cancelIfClientLeaves(response: ServerResponse, task: TaskRecord): void {
     if (!this.config.cancelOnDisconnect) return;
     response.once('close', () => {
-      if (!response.writableFinished && !task.isTerminal) void this.tasks.cancel(task, 'the client disconnected');
+      if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
+      void this.tasks.cancel(task, 'the client disconnected');
     });
   }
 }
 
-function acceptedOutputModes(configuration: SendMessageConfiguration | undefined): string[] {
-  return configuration?.acceptedOutputModes ?? [];
+/** An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on drain. */
+function responsePace(response: ServerResponse): StreamPace {
+  return {
+    ready: () => !response.writableNeedDrain,
+    whenReady: (callback) => {
+      response.once('drain', callback);
+      return () => response.off('drain', callback);
+    },
+  };
 }
 
 function messageRequired(): never {

@@ -30,6 +30,19 @@ describe('EventLog', () => {
     expect(log.retainsAfter(5)).toBe(true);
   });
 
+  it('keeps the events after `keepAfter` beyond capacity (up to twice it), and trims them once released', () => {
+    const log = new EventLog<number>(3);
+    for (let i = 0; i < 6; i++) log.append(log.nextSeq, 0);
+    expect(log.size).toBe(6);
+    expect(log.retainsAfter(0)).toBe(true);
+    log.append(log.nextSeq, 0);
+    expect([log.size, log.firstSeq]).toEqual([6, 2]);
+    log.trim(3);
+    expect(log.firstSeq).toBe(4);
+    log.trim();
+    expect([log.firstSeq, log.lastSeq]).toEqual([5, 7]);
+  });
+
   it('agrees with a naive model over any sequence of appends (compaction included)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 0, max: 5000 }), (capacity, count) => {

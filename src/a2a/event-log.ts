@@ -1,7 +1,8 @@
 /**
  * A task's ordered event log: sequence numbers start at 1 and grow by one per event. It keeps
- * the newest `capacity` events; appending and reading by sequence number are O(1) (amortised:
- * the dropped head is compacted away once it outweighs the live part).
+ * the newest `capacity` events, and beyond them those a reader still needs (`keepAfter`), up to
+ * twice the capacity. Appending and reading by sequence number are O(1) (amortised: the dropped
+ * head is compacted away once it outweighs the live part).
  */
 export class EventLog<T> {
   private items: (T | undefined)[] = [];
@@ -33,10 +34,15 @@ export class EventLog<T> {
     return this.lastSeq + 1;
   }
 
-  /** Appends the event numbered `nextSeq`, dropping the oldest past capacity. */
-  append(event: T): void {
+  /** Appends the event numbered `nextSeq`, then trims to capacity (see `trim`). */
+  append(event: T, keepAfter = Number.POSITIVE_INFINITY): void {
     this.items.push(event);
-    if (this.size > this.capacity) this.dropOldest();
+    this.trim(keepAfter);
+  }
+
+  /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
+  trim(keepAfter = Number.POSITIVE_INFINITY): void {
+    while (this.size > this.capacity && (this.first <= keepAfter || this.size > 2 * this.capacity)) this.dropOldest();
   }
 
   /** The event with this sequence number, if retained. */

@@ -22,7 +22,14 @@ function newTask(maxEvents = 100): TaskRecord {
 
 function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
   const events: TaskEvent[] = [];
-  return { cursor, events, push: (e) => events.push(e) };
+  return {
+    cursor,
+    events,
+    push: (e) => events.push(e),
+    overrun: () => {
+      throw new Error('unexpected overrun');
+    },
+  };
 }
 
 const kinds = (events: TaskEvent[]): (string | undefined)[] => events.map((e) => e.response.payload?.$case);
@@ -151,6 +158,7 @@ describe('TaskRecord', () => {
           seen.push(e.seq);
           if (e.seq === 2) task.narrate('caused by the listener');
         },
+        overrun: () => undefined,
       };
       const other = collector(0);
       task.follow(reentrant);
@@ -159,6 +167,46 @@ describe('TaskRecord', () => {
       task.narrate('second');
       expect(seen).toEqual([1, 2, 3, 4]);
       expect(other.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('leaves events in the log while a listener is not ready, and hands them over on resume', () => {
+      const task = newTask();
+      let ready = false;
+      const slow = { ...collector(0), ready: () => ready };
+      task.follow(slow);
+      task.narrate('one');
+      task.narrate('two');
+      expect(slow.events).toEqual([]);
+      ready = true;
+      task.resume(slow);
+      expect(slow.events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    });
+
+    it('holds the events a paused listener still needs, up to twice the cap', () => {
+      const task = newTask(3);
+      let ready = false;
+      const slow = { ...collector(0), ready: () => ready };
+      task.follow(slow);
+      for (let i = 0; i < 4; i++) task.narrate(`line ${i}`);
+      expect(task.log.size).toBe(5);
+      ready = true;
+      task.resume(slow);
+      expect(slow.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(task.log.size).toBe(3);
+    });
+
+    it('drops a paused listener that fell further behind than that, and says so', () => {
+      const task = newTask(3);
+      let ready = false;
+      const overrun = jest.fn();
+      const slow = { ...collector(0), ready: () => ready, overrun };
+      task.follow(slow);
+      for (let i = 0; i < 6; i++) task.narrate(`line ${i}`);
+      ready = true;
+      task.resume(slow);
+      expect(overrun).toHaveBeenCalledTimes(1);
+      expect(slow.events).toEqual([]);
+      expect(task.listenerCount).toBe(0);
     });
 
     it('refuses a cursor whose following events are no longer retained', () => {

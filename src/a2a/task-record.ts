@@ -29,6 +29,13 @@ export interface TaskListener {
   /** Sequence number of the last event this listener has been given. */
   cursor: number;
   push(event: TaskEvent): void;
+  /**
+   * Whether it takes an event now. While it does not, events wait in the task's log (no copy
+   * per listener) until `TaskRecord.resume`.
+   */
+  ready?(): boolean;
+  /** It fell so far behind that the events it needs next are gone from the log; it is dropped. */
+  overrun(): void;
 }
 
 interface TaskRecordInit {
@@ -71,6 +78,8 @@ export class TaskRecord {
   /** Tools started and not yet finished: closed as failed if the task ends first. */
   private readonly openTools = new Map<string, string>();
   private readonly listeners = new Set<TaskListener>();
+  /** Cursors whose following events must stay in the log whatever its capacity. */
+  private readonly holds = new Set<{ cursor: number }>();
   private readonly pumping = new WeakSet<TaskListener>();
   private readonly onSettled: (() => void)[] = [];
   private resolveSettled!: () => void;
@@ -192,6 +201,34 @@ export class TaskRecord {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Keeps the events after `cursor` in the log, past its capacity (up to twice it), until the
+   * returned function is called: a stream that attaches later (the one that started the task)
+   * loses nothing to a burst that comes first. A listener that is behind holds its place alike.
+   */
+  hold(cursor: number): () => void {
+    const hold = { cursor };
+    this.holds.add(hold);
+    return () => {
+      if (this.holds.delete(hold)) this.trim();
+    };
+  }
+
+  /** Hands a paused listener the events it has not had yet (see TaskListener.ready). */
+  resume(listener: TaskListener): void {
+    if (!this.listeners.has(listener)) return;
+    this.pump(listener);
+    this.trim();
+  }
+
+  /** The events after this are still needed: by a hold, or by a listener that is behind. */
+  private keepAfter(): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (const hold of this.holds) min = Math.min(min, hold.cursor);
+    for (const listener of this.listeners) min = Math.min(min, listener.cursor);
+    return min;
+  }
+
   private setStatus(state: TaskState, text?: string): void {
     this.statusTime = Date.now();
     const seq = this.log.lastSeq + 1;
@@ -232,9 +269,24 @@ export class TaskRecord {
     this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal));
   }
 
+  private trim(): void {
+    this.log.trim(this.keepAfter());
+    this.dropOverrun();
+  }
+
+  /** Drops the listeners whose next events the cap took away (more than twice the cap behind). */
+  private dropOverrun(): void {
+    for (const listener of this.listeners) {
+      if (this.log.retainsAfter(listener.cursor)) continue;
+      this.listeners.delete(listener);
+      listener.overrun();
+    }
+  }
+
   /** Logs a built event, records what it changes, and hands it to the listeners. */
   private commit(event: TaskEvent): void {
-    this.log.append(event);
+    this.log.append(event, this.keepAfter());
+    this.dropOverrun();
     if (event.response.payload?.$case === 'artifactUpdate' && event.response.payload.value.artifact) {
       const artifact = event.response.payload.value.artifact;
       this.artifacts.set(artifact.artifactId, artifact);
@@ -263,15 +315,21 @@ export class TaskRecord {
     );
   }
 
-  /** Hands a listener every event after its cursor, in order, also when a push appends more. */
+  /**
+   * Hands a listener the events after its cursor, in order, while it is ready (also those a
+   * push appends meanwhile).
+   */
   private pump(listener: TaskListener): void {
     if (this.pumping.has(listener)) return;
     this.pumping.add(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
+        if (listener.ready && !listener.ready()) return;
         const event = this.log.get(listener.cursor + 1);
+        // trim() drops a listener before the events it needs go, so this cannot happen.
+        if (!event) throw new Error(`task ${this.id}: event ${listener.cursor + 1} is missing from the log`);
         listener.cursor += 1;
-        if (event) listener.push(event);
+        listener.push(event);
       }
     } finally {
       this.pumping.delete(listener);

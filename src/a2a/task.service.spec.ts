@@ -200,6 +200,68 @@ describe('TaskService', () => {
     }
   });
 
+  describe('startStreaming', () => {
+    const burst = (count: number) =>
+      bus.requests$().subscribe((r) => {
+        for (let i = 0; i < count; i++) bus.publish('progress', r.correlationId, { text: `p${i}`, step: i });
+        bus.publish('reply', r.correlationId, { status: 'completed', text: 'done' });
+      });
+
+    it('gives the stream that started the task every event, also a burst past the cap before it subscribes', async () => {
+      setUp({ maxEventsPerTask: 5 });
+      burst(6);
+      const { task, events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      expect(task.log.size).toBe(9); // held past the cap until the stream attaches
+      const seqs = (await lastValueFrom(events.pipe(toArray()))).map((e) => e.seq);
+      expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(task.log.size).toBe(5);
+    });
+
+    it('starts that stream with a Task snapshot when the burst overflowed even twice the cap', async () => {
+      setUp({ maxEventsPerTask: 5 });
+      burst(20);
+      const { events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      const all = await lastValueFrom(events.pipe(toArray()));
+      expect(all.map((e) => e.response.payload?.$case)).toEqual(['task']);
+      expect(all[0].seq).toBe(23);
+      expect(all[0].response.payload?.$case === 'task' && all[0].response.payload.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    });
+
+    it('lets go of the held events when the stream never attaches', () => {
+      setUp({ maxEventsPerTask: 5 });
+      const { task, release } = service.startStreaming({ message: message('a'), text: 'a', caller: undefined }, { toolFrames: true });
+      for (let i = 0; i < 8; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
+      expect(task.log.size).toBe(9);
+      release();
+      expect(task.log.size).toBe(5);
+    });
+
+    it('paces a stream: no more than a batch per event-loop turn, and nothing while the consumer is busy', async () => {
+      const task = start('a');
+      for (let i = 0; i < 600; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
+      let busy = false;
+      let drained: (() => void) | undefined;
+      const got: number[] = [];
+      service
+        .follow(task, {
+          after: 0,
+          toolFrames: true,
+          pace: { ready: () => !busy, whenReady: (callback) => ((drained = callback), () => (drained = undefined)) },
+        })
+        .subscribe((e) => got.push(e.seq));
+      expect(got).toHaveLength(256); // one batch, then the writer gets the event loop
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(got).toHaveLength(512);
+      busy = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(got).toHaveLength(512);
+      busy = false;
+      drained?.();
+      expect(got).toHaveLength(601);
+      expect(got).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
+    });
+  });
+
   describe('follow', () => {
     it('streams everything from the Task on, ending after the terminal status', async () => {
       const task = start('a');

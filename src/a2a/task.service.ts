@@ -34,12 +34,32 @@ export interface TaskPage {
   totalSize: number;
 }
 
+/** A consumer's pace: whether it takes an event now, and a call back when it does again. */
+export interface StreamPace {
+  ready(): boolean;
+  /** Calls `callback` once the consumer can take events again; returns the function that stops waiting. */
+  whenReady(callback: () => void): () => void;
+}
+
 export interface FollowOptions {
   /** Replay the events after this sequence number (Last-Event-ID); unset: a Task snapshot first. */
   after?: number;
   /** Whether tool-call-v1 frames are delivered (extension activation). */
   toolFrames: boolean;
+  /** The consumer's pace; events wait in the task's log while it is busy. */
+  pace?: StreamPace;
 }
+
+/** A paced stream fell so far behind that the task's log no longer holds its next events. */
+export class StreamOverrunError extends Error {
+  constructor(taskId: string, cursor: number) {
+    super(`the stream of task ${taskId} fell behind the retained events after ${cursor}; resume with Last-Event-ID`);
+    this.name = 'StreamOverrunError';
+  }
+}
+
+/** Events a stream takes per event-loop turn before it lets the writer (and other requests) run. */
+const EVENTS_PER_TURN = 256;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -91,9 +111,34 @@ export class TaskService implements OnModuleDestroy {
    * in-process run may answer synchronously).
    */
   start(input: StartTaskInput): TaskRecord {
+    const task = this.create(input);
+    this.dispatch(task, input);
+    return task;
+  }
+
+  /**
+   * Starts a task for the stream that asked for it: that stream gets every event from the Task
+   * on, also those a fast run publishes before the stream is subscribed (the log holds them,
+   * past its cap if need be, until the stream attaches or `release` is called).
+   */
+  startStreaming(
+    input: StartTaskInput,
+    options: Omit<FollowOptions, 'after'>,
+  ): { task: TaskRecord; events: Observable<TaskEvent>; release: () => void } {
+    const task = this.create(input);
+    const release = task.hold(0);
+    this.dispatch(task, input);
+    const events = new Observable<TaskEvent>((subscriber) => {
+      const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
+      release();
+      return subscription;
+    });
+    return { task, events, release };
+  }
+
+  private create(input: StartTaskInput): TaskRecord {
     const id = randomUUID();
     const contextId = input.message.contextId || randomUUID();
-    const history = this.contextHistory(contextId);
     const task = new TaskRecord({
       id,
       contextId,
@@ -115,12 +160,16 @@ export class TaskService implements OnModuleDestroy {
       this.cancelling.delete(id);
       this.scheduleExpiry(task);
     });
+    return task;
+  }
+
+  private dispatch(task: TaskRecord, input: StartTaskInput): void {
+    const history = this.contextHistory(task.contextId, task);
     try {
-      this.bus.publishRequest({ correlationId: id, message: input.text, history, contextId, metadata: input.metadata });
+      this.bus.publishRequest({ correlationId: task.id, message: input.text, history, contextId: task.contextId, metadata: input.metadata });
     } catch (err) {
       task.fail(`the run could not be dispatched: ${err instanceof Error ? err.message : String(err)}`);
     }
-    return task;
   }
 
   /**
@@ -179,7 +228,9 @@ export class TaskService implements OnModuleDestroy {
   /**
    * The task's events for one stream: after `after` (replay, then live) or, without it or when
    * those events are no longer retained, a Task snapshot and then the live events. Completes
-   * after the terminal status.
+   * after the terminal status. Paced: at most EVENTS_PER_TURN per event-loop turn, and none
+   * while `pace` says the consumer is busy; a consumer so slow that its next events leave the
+   * log gets StreamOverrunError.
    */
   follow(task: TaskRecord, options: FollowOptions): Observable<TaskEvent> {
     return new Observable<TaskEvent>((subscriber) => {
@@ -189,22 +240,44 @@ export class TaskService implements OnModuleDestroy {
         cursor = task.log.lastSeq;
         subscriber.next(new TaskEvent(cursor, { payload: { $case: 'task', value: task.snapshot() } }));
       }
-      let stop = (): void => undefined;
-      if (task.isTerminal && cursor >= task.log.lastSeq) {
-        subscriber.complete();
-      } else {
-        const listener: TaskListener = {
-          cursor,
-          push: (event) => {
-            if (event.isToolFrame && !options.toolFrames) return;
-            subscriber.next(event);
-            if (event.terminal) subscriber.complete();
-          },
-        };
-        stop = task.follow(listener);
-      }
+      let budget = EVENTS_PER_TURN;
+      let nextTurn: NodeJS.Immediate | undefined;
+      let stopWaiting: (() => void) | undefined;
+      const listener: TaskListener = {
+        cursor,
+        ready: () => {
+          if (nextTurn || stopWaiting) return false;
+          if (budget === 0) {
+            nextTurn = setImmediate(() => {
+              nextTurn = undefined;
+              budget = EVENTS_PER_TURN;
+              task.resume(listener);
+            });
+            return false;
+          }
+          if (options.pace && !options.pace.ready()) {
+            stopWaiting = options.pace.whenReady(() => {
+              stopWaiting = undefined;
+              task.resume(listener);
+            });
+            return false;
+          }
+          budget -= 1;
+          return true;
+        },
+        push: (event) => {
+          if (event.isToolFrame && !options.toolFrames) return;
+          subscriber.next(event);
+          if (event.terminal) subscriber.complete();
+        },
+        overrun: () => subscriber.error(new StreamOverrunError(task.id, listener.cursor)),
+      };
+      const stop = task.isTerminal && cursor >= task.log.lastSeq ? undefined : task.follow(listener);
+      if (!stop) subscriber.complete();
       return () => {
-        stop();
+        stop?.();
+        if (nextTurn) clearImmediate(nextTurn);
+        stopWaiting?.();
         this.openStreams -= 1;
       };
     });
@@ -274,11 +347,11 @@ export class TaskService implements OnModuleDestroy {
     }
   }
 
-  /** The earlier turns of a conversation: each finished task's question and answer. */
-  private contextHistory(contextId: string): ChatTurn[] {
+  /** The earlier turns of a conversation: each answered task's question and answer. */
+  private contextHistory(contextId: string, current: TaskRecord): ChatTurn[] {
     const turns: ChatTurn[] = [];
     for (const earlier of this.contexts.get(contextId) ?? []) {
-      if (earlier.answerText === undefined) continue;
+      if (earlier === current || earlier.answerText === undefined) continue;
       turns.push({ role: 'user', text: earlier.userText }, { role: 'agent', text: earlier.answerText });
     }
     return turns;

@@ -32,12 +32,16 @@ export const slowTool: Script = async (run) => {
   run.reply('done');
 };
 
-/** `toolCalls` sequential tool calls, as fast as the bus takes them (benchmarks, big tasks). */
+/**
+ * `toolCalls` sequential tool calls as fast as the bus takes them (benchmarks, big tasks); with
+ * `perTurn`, the run yields to the event loop after that many, as a real run does between tools.
+ */
 export const toolStorm =
-  (toolCalls: number): Script =>
-  (run) => {
+  (toolCalls: number, perTurn = Number.POSITIVE_INFINITY): Script =>
+  async (run) => {
     run.progress('thinking');
     for (let i = 0; i < toolCalls; i++) {
+      if (i > 0 && i % perTurn === 0) await new Promise((resolve) => setImmediate(resolve));
       run.started(`call_${i}`, 'calculator', { i });
       run.completed(`call_${i}`, 'calculator', i * 2);
     }
