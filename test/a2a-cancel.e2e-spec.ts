@@ -51,10 +51,18 @@ describe('cancel and disconnect (e2e)', () => {
       await expectBaseline(t, busBaseline);
     });
 
-    it('a client that disconnects from SendStreamingMessage aborts the run and leaves no listener behind', async () => {
+    it.each(['JSON-RPC', 'HTTP+JSON'])('a client that disconnects from a %s stream aborts the run and leaves no listener behind', async (binding) => {
       const controller = new AbortController();
       const nextRun = t.worker.nextRun();
-      const response = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') }, { signal: controller.signal });
+      const response =
+        binding === 'JSON-RPC'
+          ? await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') }, { signal: controller.signal })
+          : await fetch(`${t.base}/message:stream`, {
+              method: 'POST',
+              signal: controller.signal,
+              headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+              body: JSON.stringify({ message: wireMessage('search') }),
+            });
       const run = await nextRun;
       await firstFrame(readSse(response));
       controller.abort();

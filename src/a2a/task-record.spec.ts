@@ -220,6 +220,23 @@ describe('TaskRecord', () => {
     });
   });
 
+  it('never builds a Task per event: 10,000 tool calls, one snapshot (the first event)', () => {
+    const snapshot = jest.spyOn(TaskRecord.prototype, 'snapshot');
+    try {
+      const task = newTask(100);
+      for (let i = 0; i < 10_000; i++) {
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started' });
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed' });
+      }
+      task.complete('done');
+      expect(snapshot).toHaveBeenCalledTimes(1);
+      expect(task.log.lastSeq).toBe(20_003);
+      expect(task.log.size).toBe(100);
+    } finally {
+      snapshot.mockRestore();
+    }
+  });
+
   it('serialises each event once, whatever the number of listeners; the 0.3 shape once on demand', () => {
     const toJson = jest.spyOn(StreamResponse, 'toJSON');
     try {

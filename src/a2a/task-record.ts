@@ -57,8 +57,8 @@ export interface SnapshotOptions {
 
 /**
  * One task: its status, history and artifacts, and the ordered log of the events its streams
- * carry. Each change appends exactly one event and hands it to the live listeners; no change
- * costs more than the event itself, however long the task has run.
+ * carry. Each change appends its events and hands them to the live listeners; no event costs
+ * more than itself, however long the task has run (no copy of the task per event).
  */
 export class TaskRecord {
   readonly id: string;
