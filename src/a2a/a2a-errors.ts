@@ -1,6 +1,7 @@
 import {
   A2AError,
   ContentTypeNotSupportedError,
+  ERROR_INFO_TYPE,
   ExtensionSupportRequiredError,
   PushNotificationNotSupportedError,
   TaskNotCancelableError,
@@ -33,6 +34,61 @@ export class JsonRpcRequestError extends Error {
     super(message);
     this.name = 'JsonRpcRequestError';
   }
+}
+
+/**
+ * A refusal that is about the HTTP exchange rather than the A2A operation: missing credentials
+ * (401), a body too large (413) or of an unreadable encoding (415), a server shutting down (503).
+ * Both bindings answer it with that HTTP status (and headers such as WWW-Authenticate or
+ * Retry-After); JSON-RPC puts `jsonRpcCode` in the error object.
+ */
+export class A2aHttpError extends Error {
+  constructor(
+    readonly httpStatus: number,
+    /** The `google.rpc.Code` name of the HTTP+JSON body (`UNAUTHENTICATED`, `UNAVAILABLE`…). */
+    readonly rpcStatus: string,
+    readonly jsonRpcCode: number,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'A2aHttpError';
+  }
+}
+
+/**
+ * JSON-RPC code of a failed authentication. A2A 1.0 leaves it to the implementation ("JSON-RPC
+ * custom error"); -32000 is the first implementation-defined server error, outside the range
+ * A2A keeps for its own errors (-32001 to -32099).
+ */
+export const UNAUTHENTICATED_JSON_RPC_CODE = -32000;
+
+export const authenticationRequired = (message: string, challenges: string[]): A2aHttpError =>
+  new A2aHttpError(
+    401,
+    'UNAUTHENTICATED',
+    UNAUTHENTICATED_JSON_RPC_CODE,
+    message,
+    [{ '@type': ERROR_INFO_TYPE, reason: 'UNAUTHENTICATED', domain: 'toolstream', metadata: {} }],
+    { 'WWW-Authenticate': challenges.join(', ') },
+  );
+
+/** A2A 1.0 (section 3.3.2) names 503 and JSON-RPC -32603 for temporary unavailability. */
+export const serviceUnavailable = (message: string, retryAfterSeconds: number): A2aHttpError =>
+  new A2aHttpError(503, 'UNAVAILABLE', -32603, message, [], { 'Retry-After': String(retryAfterSeconds) });
+
+export const bodyTooLarge = (limit: number, option: string): A2aHttpError =>
+  new A2aHttpError(413, 'INVALID_ARGUMENT', -32600, `The request body exceeds the limit of ${limit} bytes (${option})`, [
+    { '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: 'body', description: `larger than ${limit} bytes` }] },
+  ]);
+
+export const bodyUnreadable = (httpStatus: 400 | 415, detail: string): A2aHttpError =>
+  new A2aHttpError(httpStatus, 'INVALID_ARGUMENT', -32600, `The request body could not be read: ${detail}`);
+
+/** The HTTP status a JSON-RPC error goes out with: that of an A2aHttpError, else 200. */
+export function jsonRpcHttpStatus(err: unknown): { status: number; headers: Record<string, string> } {
+  return err instanceof A2aHttpError ? { status: err.httpStatus, headers: err.headers } : { status: 200, headers: {} };
 }
 
 export const parseError = (detail: string): JsonRpcRequestError =>
@@ -81,8 +137,8 @@ export const extensionSupportRequired = (uris: string[]): A2AError =>
   });
 
 /** Whether an error is one we raised on purpose; anything else is a bug, logged and hidden. */
-export function isKnownError(err: unknown): err is A2AError | JsonRpcRequestError {
-  return err instanceof A2AError || err instanceof JsonRpcRequestError;
+export function isKnownError(err: unknown): err is A2AError | JsonRpcRequestError | A2aHttpError {
+  return err instanceof A2AError || err instanceof JsonRpcRequestError || err instanceof A2aHttpError;
 }
 
 export interface JsonRpcErrorObject {
@@ -97,6 +153,9 @@ export function toJsonRpcErrorObject(err: unknown): JsonRpcErrorObject {
     return err.fieldViolations.length > 0
       ? { code: err.code, message: err.message, data: [badRequest(err.fieldViolations)] }
       : { code: err.code, message: err.message };
+  }
+  if (err instanceof A2aHttpError) {
+    return err.details.length > 0 ? { code: err.jsonRpcCode, message: err.message, data: err.details } : { code: err.jsonRpcCode, message: err.message };
   }
   if (err instanceof A2AError) {
     const { code, message, data } = toJsonRpcError(err);
@@ -120,6 +179,9 @@ export function toRestError(err: unknown): { status: number; body: RestErrorBody
         },
       },
     };
+  }
+  if (err instanceof A2aHttpError) {
+    return { status: err.httpStatus, body: { error: { code: err.httpStatus, status: err.rpcStatus, message: err.message, details: err.details } } };
   }
   if (err instanceof A2AError) {
     const status = restStatusFor(err);

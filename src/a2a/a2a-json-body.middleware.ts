@@ -1,37 +1,33 @@
-import { Inject, Injectable, PayloadTooLargeException, type NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import { json, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { A2A_CONFIG, A2A_JSON_CONTENT_TYPE } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { BodyParseError } from './body-parse.filter';
+import { bodyReadError } from './body-parse.filter';
+import { bodyTooLarge } from './a2a-errors';
+
+const LIMIT_OPTION = 'maxBodyBytes';
 
 /**
- * Reads `application/a2a+json` bodies (A2A 1.0's HTTP+JSON content type), which the
- * application's JSON parser leaves alone since it only takes `application/json`. A malformed
- * body becomes the binding's parse error through BodyParseFilter.
+ * Reads the A2A routes' JSON bodies with Express's own parser (charsets, gzip/deflate/br,
+ * size limits counted after inflation): `application/a2a+json` (A2A 1.0's HTTP+JSON type, which
+ * an application's JSON parser leaves alone) and `application/json` when the application has
+ * no JSON parser. A body whose declared length is past `maxBodyBytes` is refused even when the
+ * application's parser has read it. Errors become the binding's error through BodyParseFilter.
  */
 @Injectable()
 export class A2aJsonBodyMiddleware implements NestMiddleware {
-  constructor(@Inject(A2A_CONFIG) private readonly config: A2aConfig) {}
+  private readonly parse: RequestHandler;
+  private readonly limit: number;
 
-  async use(req: Request, _res: Response, next: NextFunction): Promise<void> {
-    if (req.body !== undefined || !req.is(A2A_JSON_CONTENT_TYPE)) return next();
-    const limit = this.config.maxBodyBytes;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > limit) return next(new PayloadTooLargeException(`The request body exceeds ${limit} bytes`));
-        chunks.push(chunk);
-      }
-    } catch (err) {
-      return next(new BodyParseError(`the request body could not be read: ${err instanceof Error ? err.message : String(err)}`));
-    }
-    try {
-      req.body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-    } catch (err) {
-      return next(new BodyParseError(err instanceof Error ? err.message : String(err)));
-    }
-    next();
+  constructor(@Inject(A2A_CONFIG) config: A2aConfig) {
+    this.limit = config.maxBodyBytes;
+    // Not strict: a JSON scalar is valid JSON, answered as a request that is not an object (-32600).
+    this.parse = json({ limit: this.limit, strict: false, type: ['application/json', A2A_JSON_CONTENT_TYPE] });
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    if (Number(req.get('content-length')) > this.limit) return next(bodyTooLarge(this.limit, LIMIT_OPTION));
+    // Express's parser skips a body that is already read, and types it does not take.
+    void this.parse(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err, LIMIT_OPTION)));
   }
 }
