@@ -168,7 +168,8 @@ describe('replay and reconnect (e2e)', () => {
   });
 
   it('disconnects a client that stops reading once it falls twice the cap behind, without cancelling; it resumes from a snapshot', async () => {
-    const capped = await startScriptedA2aApp(manual, { maxEventsPerTask: 20 });
+    // Frames of 100 kB (past the default field cap) fill the socket buffers quickly.
+    const capped = await startScriptedA2aApp(manual, { maxEventsPerTask: 20, maxFrameFieldBytes: 200_000 });
     try {
       const nextRun = capped.worker.nextRun();
       const stalled = await rpc(capped.base, 'SendStreamingMessage', { message: wireMessage('big') });

@@ -56,9 +56,53 @@ export interface A2aModuleOptions {
    * as cancelled regardless, its open tools closed as failed (default 5000 ms).
    */
   cancelTimeoutMs?: number;
-  /** Largest `application/a2a+json` body read by the HTTP+JSON binding (default 1 MiB). */
+  /**
+   * Largest request body in bytes (default 1 MiB): JSON-RPC and HTTP+JSON bodies that A2aModule
+   * reads itself (`application/a2a+json` always, `application/json` when the application has no
+   * JSON parser of its own), and any body whose declared Content-Length is larger. Past it: HTTP
+   * 413, with JSON-RPC error -32600 on the JSON-RPC binding, naming the limit.
+   */
   maxBodyBytes?: number;
+  /** Parts one message may carry (default 64); more is -32602 / HTTP 400 naming the limit. */
+  maxPartsPerMessage?: number;
+  /** Characters of text one message may hand the agent: its text parts, and data parts as JSON (default 100000). */
+  maxTextLength?: number;
+  /**
+   * Messages one conversation (a contextId, per caller) may hold (default 100): the history
+   * handed to the agent grows with each. A message past it is -32602 asking for a new conversation.
+   */
+  maxHistoryLength?: number;
+  /**
+   * Cap on each tool-call-v1 frame field from the bus (`args`, `result`, `error`) and on each
+   * narration line, in bytes of JSON (default 16 KiB, at least 256): the executor caps its own
+   * frames, this caps whatever a custom executor or bus sends. Secret-named keys are redacted too.
+   */
+  maxFrameFieldBytes?: number;
+  /**
+   * Credentials for the A2A routes (the agent card and other routes stay public). When unset,
+   * read from the environment: `TOOLSTREAM_API_KEYS` and `TOOLSTREAM_BEARER_TOKENS`,
+   * comma-separated. No credentials at all: every caller is anonymous. `false`: off, whatever
+   * the environment says.
+   */
+  auth?: A2aAuthOptions | false;
+  /**
+   * On shutdown (see `enableGracefulShutdown`), how long running tasks have to finish before
+   * they are cancelled (default 10000 ms). New requests are refused with 503 from the start.
+   */
+  drainTimeoutMs?: number;
 }
+
+export interface A2aAuthOptions {
+  /** Accepted in the `X-API-Key` header; each key is its own caller. */
+  apiKeys?: string[];
+  /** Accepted as `Authorization: Bearer <token>`; each token is its own caller. */
+  bearerTokens?: string[];
+}
+
+/** Environment variables read when the `auth` option is unset. */
+export const AUTH_ENV = { apiKeys: 'TOOLSTREAM_API_KEYS', bearerTokens: 'TOOLSTREAM_BEARER_TOKENS' } as const;
+/** A secret shorter than this is refused at boot: it could be guessed. */
+export const MIN_SECRET_LENGTH = 16;
 
 export interface A2aModuleExtras {
   /**
@@ -93,6 +137,13 @@ export interface A2aConfig {
   maxEventsPerTask: number;
   cancelTimeoutMs: number;
   maxBodyBytes: number;
+  maxPartsPerMessage: number;
+  maxTextLength: number;
+  maxHistoryLength: number;
+  maxFrameFieldBytes: number;
+  /** The accepted credentials; both empty means authentication is off. */
+  auth: Required<A2aAuthOptions>;
+  drainTimeoutMs: number;
 }
 
 export const A2A_DEFAULTS = {
@@ -101,9 +152,17 @@ export const A2A_DEFAULTS = {
   maxEventsPerTask: 10_000,
   cancelTimeoutMs: 5_000,
   maxBodyBytes: 1024 * 1024,
+  maxPartsPerMessage: 64,
+  maxTextLength: 100_000,
+  maxHistoryLength: 100,
+  maxFrameFieldBytes: 16 * 1024,
+  drainTimeoutMs: 10_000,
 } as const;
 
-export function resolveA2aConfig(options: A2aModuleOptions = {}): A2aConfig {
+/** Below this a frame field could not even hold a truncation marker. */
+const MIN_FRAME_FIELD_BYTES = 256;
+
+export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.ProcessEnv = process.env): A2aConfig {
   const card = options.card ?? {};
   return {
     card: {
@@ -134,7 +193,30 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}): A2aConfig {
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
     cancelTimeoutMs: positive(options.cancelTimeoutMs, 'cancelTimeoutMs') ?? A2A_DEFAULTS.cancelTimeoutMs,
     maxBodyBytes: positive(options.maxBodyBytes, 'maxBodyBytes') ?? A2A_DEFAULTS.maxBodyBytes,
+    maxPartsPerMessage: positive(options.maxPartsPerMessage, 'maxPartsPerMessage') ?? A2A_DEFAULTS.maxPartsPerMessage,
+    maxTextLength: positive(options.maxTextLength, 'maxTextLength') ?? A2A_DEFAULTS.maxTextLength,
+    maxHistoryLength: positive(options.maxHistoryLength, 'maxHistoryLength') ?? A2A_DEFAULTS.maxHistoryLength,
+    maxFrameFieldBytes: Math.max(positive(options.maxFrameFieldBytes, 'maxFrameFieldBytes') ?? A2A_DEFAULTS.maxFrameFieldBytes, MIN_FRAME_FIELD_BYTES),
+    auth: resolveAuth(options.auth, env),
+    drainTimeoutMs: positive(options.drainTimeoutMs, 'drainTimeoutMs') ?? A2A_DEFAULTS.drainTimeoutMs,
   };
+}
+
+/** The credentials from the options, else from the environment; weak or blank secrets fail at boot. */
+function resolveAuth(auth: A2aAuthOptions | false | undefined, env: NodeJS.ProcessEnv): Required<A2aAuthOptions> {
+  if (auth === false) return { apiKeys: [], bearerTokens: [] };
+  const fromEnv = (name: string): string[] => (env[name] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const apiKeys = auth ? (auth.apiKeys ?? []) : fromEnv(AUTH_ENV.apiKeys);
+  const bearerTokens = auth ? (auth.bearerTokens ?? []) : fromEnv(AUTH_ENV.bearerTokens);
+  for (const [name, secrets] of [['apiKeys', apiKeys], ['bearerTokens', bearerTokens]] as const) {
+    secrets.forEach((secret, i) => {
+      // The message names the position only: a secret is never echoed, not even a bad one.
+      if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || /[\s,]/.test(secret)) {
+        throw new Error(`A2aModule auth.${name}[${i}] must be a string of at least ${MIN_SECRET_LENGTH} characters without spaces or commas`);
+      }
+    });
+  }
+  return { apiKeys: [...apiKeys], bearerTokens: [...bearerTokens] };
 }
 
 /** A misconfigured number fails at boot with its name, not later with a hung stream. */

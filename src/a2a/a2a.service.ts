@@ -15,6 +15,8 @@ import { AGENT_EXTENSIONS } from '../extensions';
 import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
+import { callerOf } from './auth/a2a-auth.guard';
+import { checkTextLength } from './limits/message-limits.pipe';
 import {
   contentTypeNotSupported,
   invalidParams,
@@ -59,10 +61,9 @@ export class A2aService {
     @Inject(AGENT_EXTENSIONS) private readonly extensions: AgentExtension[],
   ) {}
 
-  /** Version and extension negotiation for one request. */
+  /** Version and extension negotiation for one request, with the caller A2aAuthGuard resolved. */
   negotiate(source: NegotiationSource): A2aCallContext {
-    // No authentication yet: every caller is anonymous (issue 7 resolves a caller id here).
-    return negotiate(source, this.extensions, this.config.toolFramesWhenNoExtensionHeader, undefined);
+    return negotiate(source, this.extensions, this.config.toolFramesWhenNoExtensionHeader, callerOf(source));
   }
 
   /** A 1.0 SendMessageRequest body, validated, in the SDK's shape. */
@@ -205,7 +206,9 @@ export class A2aService {
         `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${accepted.join(', ')}`,
       );
     }
-    return { message, text: messageText(message), caller: ctx.caller, metadata: request.metadata };
+    const text = messageText(message);
+    checkTextLength(text, this.config.maxTextLength);
+    return { message, text, caller: ctx.caller, metadata: request.metadata };
   }
 
   private require(id: string, ctx: A2aCallContext): TaskRecord {

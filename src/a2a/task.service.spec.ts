@@ -109,6 +109,75 @@ describe('TaskService', () => {
     ]);
   });
 
+  it("never hands one caller's turns to another caller who names the same context", () => {
+    const first = start('my key is hunter2', 'caller-a');
+    bus.publish('reply', first.id, { status: 'completed', text: 'noted' });
+    start('what is my key?', 'caller-b', first.contextId);
+    expect(requests[1].history).toEqual([]);
+    start('and mine?', 'caller-a', first.contextId);
+    expect(requests[2].history).toEqual([
+      { role: 'user', text: 'my key is hunter2' },
+      { role: 'agent', text: 'noted' },
+    ]);
+  });
+
+  it('refuses a message past maxHistoryLength in its conversation, naming the limit, and counts per caller', () => {
+    setUp({ maxHistoryLength: 2 });
+    const first = start('one', 'a');
+    start('two', 'a', first.contextId);
+    expect(() => start('three', 'a', first.contextId)).toThrow(JsonRpcRequestError);
+    expect(() => start('three', 'a', first.contextId)).toThrow(`already holds 2 messages, the limit (maxHistoryLength)`);
+    expect(start('other caller', 'b', first.contextId).contextId).toBe(first.contextId);
+    expect(service.metrics().tasks).toBe(3);
+  });
+
+  describe('what the bus sends is capped and scrubbed (maxFrameFieldBytes, credentials)', () => {
+    const key = 'sk-test-0123456789abcdef';
+
+    it('caps each frame field and narration line, and redacts secret-named keys', () => {
+      setUp({ maxFrameFieldBytes: 300 });
+      const task = start('a');
+      bus.publish('progress', task.id, { text: 'y'.repeat(5_000), step: 1 });
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 'fetch', phase: 'started', args: { page: 'x'.repeat(5_000), password: 'pw' } } });
+      const line = task.snapshot().history.length; // history keeps only the user message
+      expect(line).toBe(1);
+      const narration = JSON.parse(task.log.get(2)!.json) as { statusUpdate: { status: { message: { parts: { text: string }[] } } } };
+      expect(Buffer.byteLength(JSON.stringify(narration.statusUpdate.status.message.parts[0].text))).toBeLessThanOrEqual(300);
+      const frame = task.log.get(3)!.json;
+      expect(frame).toContain('[truncated: 5000 bytes]');
+      expect(frame).toContain('"password":"[redacted]"');
+      expect(frame).not.toContain('"pw"');
+    });
+
+    it('keeps what a custom bus sends that JSON cannot carry (BigInt, cycles) as plain data', () => {
+      const task = start('a');
+      const cyclic: Record<string, unknown> = { n: 10n };
+      cyclic.self = cyclic;
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 't', phase: 'completed', result: cyclic } });
+      expect(JSON.parse(task.log.get(2)!.json)).toMatchObject({ artifactUpdate: { artifact: { parts: [{ data: { result: { n: '10', self: '[circular]' } } }] } } });
+    });
+
+    it("scrubs the server's credentials from the message, frames, narration and answer", () => {
+      setUp({ auth: { apiKeys: [key] } });
+      const task = service.start({ message: message(`use ${key}`), text: `use ${key}`, caller: 'a' });
+      expect(requests[0].message).toBe('use [redacted]');
+      bus.publish('progress', task.id, { text: `trying ${key}`, step: 1 });
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 'echo', phase: 'started', args: { note: `key=${key}`, [key]: 1 } } });
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 'echo', phase: 'failed', error: `rejected ${key}` } });
+      bus.publish('reply', task.id, { status: 'completed', text: `done with ${key}` });
+      const everything = [1, 2, 3, 4, 5, 6].map((seq) => task.log.get(seq)?.json).join('\n') + JSON.stringify(task.snapshot());
+      expect(everything).not.toContain(key);
+      expect(everything).toContain('key=[redacted]');
+    });
+  });
+
+  it('lists the running tasks (what a drain waits for)', () => {
+    const a = start('a');
+    const b = start('b');
+    bus.publish('reply', a.id, { status: 'completed', text: 'done' });
+    expect(service.running()).toEqual([b]);
+  });
+
   describe('cancel', () => {
     it('asks the runtime to cancel and resolves once it answers', async () => {
       const task = start('a');

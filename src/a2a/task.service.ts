@@ -9,6 +9,7 @@ import type { A2aConfig } from './a2a.module-definition';
 import { invalidParams } from './a2a-errors';
 import { TaskEvent } from './task-event';
 import { TaskRecord, type CallerId, type TaskListener } from './task-record';
+import { TaskContentGuard } from './limits/task-content-guard';
 
 export interface StartTaskInput {
   /** The user's message (its taskId and contextId are stamped here). */
@@ -94,11 +95,14 @@ export class TaskService implements OnModuleDestroy {
   private boundTasks = 0;
   private openStreams = 0;
   private rejectedFrames = 0;
+  private readonly content: TaskContentGuard;
 
   constructor(
     private readonly bus: AgentBus,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
-  ) {}
+  ) {
+    this.content = new TaskContentGuard(config);
+  }
 
   onModuleDestroy(): void {
     for (const task of this.tasks.values()) task.cancel('the server is shutting down');
@@ -111,8 +115,9 @@ export class TaskService implements OnModuleDestroy {
    * in-process run may answer synchronously).
    */
   start(input: StartTaskInput): TaskRecord {
-    const task = this.create(input);
-    this.dispatch(task, input);
+    const admitted = this.admit(input);
+    const task = this.create(admitted);
+    this.dispatch(task, admitted);
     return task;
   }
 
@@ -125,15 +130,35 @@ export class TaskService implements OnModuleDestroy {
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
   ): { task: TaskRecord; events: Observable<TaskEvent>; release: () => void } {
-    const task = this.create(input);
+    const admitted = this.admit(input);
+    const task = this.create(admitted);
     const release = task.hold(0);
-    this.dispatch(task, input);
+    this.dispatch(task, admitted);
     const events = new Observable<TaskEvent>((subscriber) => {
       const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
       release();
       return subscription;
     });
     return { task, events, release };
+  }
+
+  /**
+   * The input as a task may hold it (the server's credentials scrubbed from it), if its
+   * conversation has room: one caller's context holds at most `maxHistoryLength` tasks, each a
+   * turn of the history handed to the agent.
+   */
+  private admit(input: StartTaskInput): StartTaskInput {
+    const contextId = input.message.contextId;
+    const held = contextId ? this.contextTasks(contextId, input.caller).length : 0;
+    if (held >= this.config.maxHistoryLength) {
+      throw invalidParams([
+        {
+          field: 'message.contextId',
+          description: `conversation ${contextId} already holds ${held} messages, the limit (maxHistoryLength); start a new conversation (send no contextId)`,
+        },
+      ]);
+    }
+    return { ...input, message: this.content.message(input.message), text: this.content.text(input.text) };
   }
 
   private create(input: StartTaskInput): TaskRecord {
@@ -164,7 +189,7 @@ export class TaskService implements OnModuleDestroy {
   }
 
   private dispatch(task: TaskRecord, input: StartTaskInput): void {
-    const history = this.contextHistory(task.contextId, task);
+    const history = this.contextHistory(task);
     try {
       this.bus.publishRequest({ correlationId: task.id, message: input.text, history, contextId: task.contextId, metadata: input.metadata });
     } catch (err) {
@@ -283,6 +308,11 @@ export class TaskService implements OnModuleDestroy {
     });
   }
 
+  /** Tasks not yet in a terminal state. */
+  running(): TaskRecord[] {
+    return [...this.tasks.values()].filter((task) => !task.isTerminal);
+  }
+
   metrics(): A2aMetrics {
     return {
       tasks: this.tasks.size,
@@ -311,14 +341,14 @@ export class TaskService implements OnModuleDestroy {
     switch (message.kind) {
       case 'progress': {
         const text = (message.payload as { text?: unknown } | undefined)?.text;
-        if (typeof text === 'string' && text.length > 0) task.narrate(text);
+        if (typeof text === 'string' && text.length > 0) task.narrate(this.content.narration(text));
         else this.logger.warn(`task ${task.id}: a progress payload without text was ignored`);
         return;
       }
       case 'toolframe': {
         const checked = validateToolCallFrame((message.payload as { frame?: unknown } | undefined)?.frame);
         if (checked.ok) {
-          task.toolFrame(checked.frame);
+          task.toolFrame(this.content.frame(checked.frame));
         } else {
           this.rejectedFrames += 1;
           this.logger.warn(`task ${task.id}: a tool frame was rejected: ${checked.reason}`);
@@ -334,23 +364,28 @@ export class TaskService implements OnModuleDestroy {
   private applyReply(task: TaskRecord, reply: TaskTopicPayloads['reply'] | undefined): void {
     switch (reply?.status) {
       case 'completed':
-        task.complete(typeof reply.text === 'string' ? reply.text : '');
+        task.complete(typeof reply.text === 'string' ? this.content.text(reply.text) : '');
         return;
       case 'failed':
-        task.fail(typeof reply.error === 'string' && reply.error ? reply.error : 'the agent run failed');
+        task.fail(typeof reply.error === 'string' && reply.error ? this.content.text(reply.error) : 'the agent run failed');
         return;
       case 'cancelled':
-        task.cancel(typeof reply.reason === 'string' && reply.reason ? reply.reason : 'cancelled');
+        task.cancel(typeof reply.reason === 'string' && reply.reason ? this.content.text(reply.reason) : 'cancelled');
         return;
       default:
         this.logger.warn(`task ${task.id}: a reply without a known status was ignored`);
     }
   }
 
-  /** The earlier turns of a conversation: each answered task's question and answer. */
-  private contextHistory(contextId: string, current: TaskRecord): ChatTurn[] {
+  /** The tasks of a conversation that this caller may see: another caller's never join its history. */
+  private contextTasks(contextId: string, caller: CallerId): TaskRecord[] {
+    return [...(this.contexts.get(contextId) ?? [])].filter((task) => this.visibleTo(task, caller));
+  }
+
+  /** The earlier turns of a task's conversation: each answered task's question and answer. */
+  private contextHistory(current: TaskRecord): ChatTurn[] {
     const turns: ChatTurn[] = [];
-    for (const earlier of this.contexts.get(contextId) ?? []) {
+    for (const earlier of this.contextTasks(current.contextId, current.owner)) {
       if (earlier === current || earlier.answerText === undefined) continue;
       turns.push({ role: 'user', text: earlier.userText }, { role: 'agent', text: earlier.answerText });
     }

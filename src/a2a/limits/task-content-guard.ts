@@ -1,0 +1,43 @@
+import type { Message } from '@a2a-js/sdk';
+import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor';
+import type { ToolCallArtifactData } from '../../extensions';
+import type { A2aConfig } from '../a2a.module-definition';
+import { SecretScrubber } from '../auth/secret-scrubber';
+
+/** JSON-safe, uncapped: the first pass, before secrets are scrubbed and the cap applies. */
+const UNCAPPED: FrameHygieneOptions = { maxFieldBytes: Number.MAX_SAFE_INTEGER, redactKeys: DEFAULT_REDACT_KEYS };
+
+/**
+ * What a task stores and streams, made safe whoever produced it: the executor caps and redacts
+ * its own frames, but a custom executor or bus may send anything. Tool frames are JSON-safe, with
+ * secret-named keys redacted and each field capped at `maxFrameFieldBytes`; narration lines are
+ * capped alike; and the server's own credentials are scrubbed from everything (the user's
+ * message, frames, narration, answers) before any cap could cut one in half.
+ */
+export class TaskContentGuard {
+  private readonly hygiene: FrameHygieneOptions;
+  private readonly secrets: SecretScrubber;
+
+  constructor(config: Pick<A2aConfig, 'maxFrameFieldBytes' | 'auth'>) {
+    this.hygiene = { maxFieldBytes: config.maxFrameFieldBytes, redactKeys: DEFAULT_REDACT_KEYS };
+    this.secrets = new SecretScrubber([...config.auth.apiKeys, ...config.auth.bearerTokens]);
+  }
+
+  frame(frame: ToolCallArtifactData): ToolCallArtifactData {
+    const scrubbed = this.secrets.active ? this.secrets.value(sanitizeFrame(frame, UNCAPPED)) : frame;
+    return sanitizeFrame(scrubbed, this.hygiene);
+  }
+
+  narration(text: string): string {
+    return sanitizeForFrame(this.secrets.text(text), { ...this.hygiene, redactKeys: [] }) as string;
+  }
+
+  /** Answers and errors are not capped (the answer is the product), only scrubbed. */
+  text(text: string): string {
+    return this.secrets.active ? this.secrets.text(text) : text;
+  }
+
+  message(message: Message): Message {
+    return this.secrets.value(message);
+  }
+}
