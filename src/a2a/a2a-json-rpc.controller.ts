@@ -1,4 +1,4 @@
-import { Controller, Logger, Post, Req, Res, type MessageEvent, type Type } from '@nestjs/common';
+import { Controller, Logger, Post, Req, Res, UseFilters, UseGuards, type MessageEvent, type Type } from '@nestjs/common';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { Request, Response } from 'express';
@@ -9,6 +9,7 @@ import {
   invalidParams,
   invalidRequest,
   isKnownError,
+  jsonRpcHttpStatus,
   methodNotFound,
   pushNotificationNotSupported,
   toJsonRpcErrorObject,
@@ -20,6 +21,10 @@ import { SendMessageRequestDto } from './dto/send-message.dto';
 import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
 import { formatSse, jsonRpcResult, type JsonRpcId } from './sse-framing';
+import { A2aAuthGuard } from './auth/a2a-auth.guard';
+import { JsonRpcExceptionFilter } from './json-rpc-exception.filter';
+import { MessageLimitsPipe } from './limits/message-limits.pipe';
+import { DrainGuard } from './shutdown/drain.guard';
 
 interface JsonRpcCall {
   id: JsonRpcId;
@@ -46,15 +51,20 @@ const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthent
  * The JSON-RPC binding at one URL. Route decorators cannot split one path between a JSON
  * handler and an @Sse handler, so this one handler dispatches on `method`: unary methods answer
  * JSON, streaming ones write the same Observable pipeline the @Sse handlers of A2aController
- * return, framed as JSON-RPC responses. Every failure is a JSON-RPC error, never an HTTP 500.
+ * return, framed as JSON-RPC responses. Every failure is a JSON-RPC error, never an HTTP 500;
+ * refusals about the HTTP exchange (401 by A2aAuthGuard, 503 while draining, 413) keep their
+ * HTTP status.
  */
 @Controller()
+@UseGuards(DrainGuard, A2aAuthGuard)
+@UseFilters(JsonRpcExceptionFilter)
 export class A2aJsonRpcController {
   private readonly logger = new Logger(A2aJsonRpcController.name);
 
   constructor(
     private readonly a2a: A2aService,
     private readonly validation: A2aValidationPipe,
+    private readonly messageLimits: MessageLimitsPipe,
   ) {}
 
   @Post(JSON_RPC_PATH)
@@ -70,7 +80,8 @@ export class A2aJsonRpcController {
       else this.sendStream(res, outcome.messages);
     } catch (err) {
       if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      this.sendJson(res, JSON.stringify({ jsonrpc: '2.0', id, error: toJsonRpcErrorObject(err) }));
+      const { status, headers } = jsonRpcHttpStatus(err);
+      this.sendJson(res, JSON.stringify({ jsonrpc: '2.0', id, error: toJsonRpcErrorObject(err) }), status, headers);
     }
   }
 
@@ -116,6 +127,7 @@ export class A2aJsonRpcController {
   }
 
   private async sendRequest(call: JsonRpcCall, ctx: A2aCallContext): Promise<SendRequest> {
+    this.messageLimits.transform(call.params);
     return ctx.version === '1.0'
       ? this.a2a.fromV1(await this.params(call, SendMessageRequestDto))
       : this.a2a.fromV03(await this.params(call, MessageSendParamsV03Dto));
@@ -129,8 +141,8 @@ export class A2aJsonRpcController {
     return this.validation.transform(call.params ?? {}, { type: 'body', metatype: dto }) as Promise<T>;
   }
 
-  private sendJson(res: Response, body: string): void {
-    res.status(200).type('application/json').send(body);
+  private sendJson(res: Response, body: string, status = 200, headers: Record<string, string> = {}): void {
+    res.status(status).set(headers).type('application/json').send(body);
   }
 
   /**

@@ -25,6 +25,9 @@ import { SendMessageRequestDto } from './dto/send-message.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
 import { RestExceptionFilter } from './rest-exception.filter';
 import { CallContext, RestNegotiationGuard, TaskRequestParams } from './rest-negotiation.guard';
+import { A2aAuthGuard } from './auth/a2a-auth.guard';
+import { MessageLimitsPipe } from './limits/message-limits.pipe';
+import { DrainGuard } from './shutdown/drain.guard';
 
 const REST = { binding: 'rest' } as const;
 
@@ -34,7 +37,7 @@ const REST = { binding: 'rest' } as const;
  * updates (tool-call-v1 frames), after the Task and up to the terminal status.
  */
 @Controller()
-@UseGuards(RestNegotiationGuard)
+@UseGuards(DrainGuard, A2aAuthGuard, RestNegotiationGuard)
 @UseFilters(RestExceptionFilter)
 export class A2aController {
   constructor(private readonly a2a: A2aService) {}
@@ -44,7 +47,7 @@ export class A2aController {
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
   async sendMessage(
     @CallContext() ctx: A2aCallContext,
-    @Body(A2aValidationPipe) body: SendMessageRequestDto,
+    @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<unknown> {
     res.set(extensionHeaders(ctx));
@@ -56,7 +59,7 @@ export class A2aController {
   @HttpCode(200)
   streamMessage(
     @CallContext() ctx: A2aCallContext,
-    @Body(A2aValidationPipe) body: SendMessageRequestDto,
+    @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto,
     @Res({ passthrough: true }) res: Response,
   ): Observable<MessageEvent> {
     res.set(extensionHeaders(ctx));

@@ -1,11 +1,12 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { A2A_JSON_CONTENT_TYPE } from './a2a.constants';
-import { isKnownError, toRestError } from './a2a-errors';
+import { A2aHttpError, isKnownError, toRestError } from './a2a-errors';
 
 /**
  * HTTP+JSON errors as A2A 1.0 section 11.6 has them: the status of the spec's table and a
  * `google.rpc.Status` body with `google.rpc.ErrorInfo` (A2A errors) or `BadRequest` (fields).
+ * Refusals about the HTTP exchange (401, 503) carry their headers (WWW-Authenticate, Retry-After).
  * An unexpected error is logged and answered 500 "Internal error", without its stack.
  */
 @Catch()
@@ -29,6 +30,7 @@ export class RestExceptionFilter implements ExceptionFilter {
       this.logger.error(`HTTP+JSON request failed: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
     }
     const { status, body } = toRestError(exception);
+    if (exception instanceof A2aHttpError) res.set(exception.headers);
     res.status(status).type(A2A_JSON_CONTENT_TYPE).send(JSON.stringify(body));
   }
 }

@@ -1,0 +1,27 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { CallerId } from '../task-record';
+import { A2aAuthService } from './a2a-auth.service';
+
+const CALLER = Symbol('A2A_CALLER');
+type AuthenticatedRequest = { headers: IncomingHttpHeaders; [CALLER]?: CallerId };
+
+/**
+ * Authenticates every request of the A2A bindings (the agent card stays public): the caller it
+ * resolves owns the tasks it creates. Missing or invalid credentials: 401 in the binding's shape.
+ */
+@Injectable()
+export class A2aAuthGuard implements CanActivate {
+  constructor(private readonly auth: A2aAuthService) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    req[CALLER] = this.auth.authenticate(req.headers);
+    return true;
+  }
+}
+
+/** The caller A2aAuthGuard resolved for this request (anonymous: `undefined`). */
+export function callerOf(req: object): CallerId {
+  return (req as AuthenticatedRequest)[CALLER];
+}

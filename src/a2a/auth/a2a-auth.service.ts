@@ -1,0 +1,133 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
+import type { SecurityRequirement, SecurityScheme } from '@a2a-js/sdk';
+import { A2A_CONFIG } from '../a2a.constants';
+import type { A2aAuthOptions, A2aConfig } from '../a2a.module-definition';
+import { authenticationRequired } from '../a2a-errors';
+import type { CallerId } from '../task-record';
+
+export const API_KEY_HEADER = 'X-API-Key';
+/** Names of the schemes in the agent card's `securitySchemes`. */
+export const API_KEY_SCHEME = 'apiKey';
+export const BEARER_SCHEME = 'bearer';
+const REALM = 'a2a';
+
+interface Credential {
+  digest: Buffer;
+  caller: string;
+}
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** A caller id from a secret, without the secret: the same key is the same caller across restarts. */
+function credential(kind: string, secret: string): Credential {
+  const digest = sha256(secret);
+  return { digest, caller: `${kind}:${digest.toString('hex').slice(0, 16)}` };
+}
+
+/**
+ * The caller owning a presented secret, compared in constant time: digests of equal length,
+ * and every configured secret is compared (no early exit), so timing tells nothing about which
+ * secret, or how much of one, matched.
+ */
+function match(credentials: readonly Credential[], presented: string): string | undefined {
+  const digest = sha256(presented);
+  let caller: string | undefined;
+  for (const candidate of credentials) {
+    if (timingSafeEqual(candidate.digest, digest)) caller ??= candidate.caller;
+  }
+  return caller;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first.trim() === '' ? undefined : first.trim();
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  const found = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return found ? found[1] : undefined;
+}
+
+/**
+ * API-key and bearer-token authentication of the A2A routes (A2aAuthGuard), and its declaration
+ * on the agent card. Off when no credential is configured: every caller is then anonymous.
+ */
+@Injectable()
+export class A2aAuthService {
+  private readonly apiKeys: Credential[];
+  private readonly bearerTokens: Credential[];
+
+  constructor(@Inject(A2A_CONFIG) config: A2aConfig) {
+    this.apiKeys = config.auth.apiKeys.map((key) => credential('api-key', key));
+    this.bearerTokens = config.auth.bearerTokens.map((token) => credential('bearer', token));
+  }
+
+  get enabled(): boolean {
+    return this.apiKeys.length > 0 || this.bearerTokens.length > 0;
+  }
+
+  /** The caller the request's credentials name; 401 when they are missing or match nothing. */
+  authenticate(headers: IncomingHttpHeaders): CallerId {
+    if (!this.enabled) return undefined;
+    const apiKey = this.apiKeys.length > 0 ? headerValue(headers[API_KEY_HEADER.toLowerCase()]) : undefined;
+    const token = this.bearerTokens.length > 0 ? bearerToken(headerValue(headers.authorization)) : undefined;
+    const caller = (apiKey === undefined ? undefined : match(this.apiKeys, apiKey)) ?? (token === undefined ? undefined : match(this.bearerTokens, token));
+    if (caller !== undefined) return caller;
+    const presented = apiKey !== undefined || token !== undefined;
+    // Never echo what was presented: a near miss of a real secret is a secret too.
+    throw authenticationRequired(
+      `${presented ? 'Invalid credentials' : 'Authentication required'}: send ${this.accepted().join(' or ')}`,
+      this.challenges(token !== undefined),
+    );
+  }
+
+  private accepted(): string[] {
+    return [
+      ...(this.apiKeys.length > 0 ? [`the header ${API_KEY_HEADER}: <key>`] : []),
+      ...(this.bearerTokens.length > 0 ? ['Authorization: Bearer <token>'] : []),
+    ];
+  }
+
+  /** WWW-Authenticate challenges (RFC 7235; RFC 6750's invalid_token when a bearer token was wrong). */
+  private challenges(badToken: boolean): string[] {
+    return [
+      ...(this.bearerTokens.length > 0 ? [`Bearer realm="${REALM}"${badToken ? ', error="invalid_token"' : ''}`] : []),
+      ...(this.apiKeys.length > 0 ? [`ApiKey realm="${REALM}", header="${API_KEY_HEADER}"`] : []),
+    ];
+  }
+}
+
+/** The card's `securitySchemes` and `securityRequirements` (either scheme suffices) for these credentials. */
+export function securityDeclaration(auth: Required<A2aAuthOptions>): {
+  securitySchemes: Record<string, SecurityScheme>;
+  securityRequirements: SecurityRequirement[];
+} {
+  const securitySchemes: Record<string, SecurityScheme> = {};
+  if (auth.apiKeys.length > 0) {
+    securitySchemes[API_KEY_SCHEME] = {
+      scheme: { $case: 'apiKeySecurityScheme', value: { description: 'An API key issued by the operator', location: 'header', name: API_KEY_HEADER } },
+    };
+  }
+  if (auth.bearerTokens.length > 0) {
+    securitySchemes[BEARER_SCHEME] = {
+      scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'A bearer token issued by the operator', scheme: 'Bearer', bearerFormat: '' } },
+    };
+  }
+  return {
+    securitySchemes,
+    securityRequirements: Object.keys(securitySchemes).map((name) => ({ schemes: { [name]: { list: [] } } })),
+  };
+}
+
+/** The same schemes in A2A 0.3's card shape (OpenAPI style: `type`, `in`, `scheme`), and 0.3's `security`. */
+export function legacySecurityDeclaration(auth: Required<A2aAuthOptions>): {
+  securitySchemes: Record<string, Record<string, string>>;
+  security: Record<string, string[]>[];
+} {
+  const securitySchemes: Record<string, Record<string, string>> = {};
+  if (auth.apiKeys.length > 0) securitySchemes[API_KEY_SCHEME] = { type: 'apiKey', in: 'header', name: API_KEY_HEADER };
+  if (auth.bearerTokens.length > 0) securitySchemes[BEARER_SCHEME] = { type: 'http', scheme: 'bearer' };
+  return { securitySchemes, security: Object.keys(securitySchemes).map((name) => ({ [name]: [] })) };
+}
