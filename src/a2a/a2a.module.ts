@@ -12,6 +12,11 @@ import { BodyParseFilter } from './body-parse.filter';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { RestNegotiationGuard } from './rest-negotiation.guard';
 import { TaskService } from './task.service';
+import { A2aAuthGuard } from './auth/a2a-auth.guard';
+import { A2aAuthService } from './auth/a2a-auth.service';
+import { A2aDrainService } from './shutdown/a2a-drain.service';
+import { DrainGuard } from './shutdown/drain.guard';
+import { MessageLimitsPipe } from './limits/message-limits.pipe';
 
 /**
  * The A2A server: agent card, JSON-RPC binding (0.3 and 1.0) at `/a2a`, HTTP+JSON binding
@@ -31,9 +36,14 @@ import { TaskService } from './task.service';
     AgentCardService,
     A2aValidationPipe,
     RestNegotiationGuard,
+    A2aAuthService,
+    A2aAuthGuard,
+    A2aDrainService,
+    DrainGuard,
+    MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },
   ],
-  exports: [TaskService, AgentCardService, A2A_CONFIG],
+  exports: [TaskService, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
 })
 export class A2aModule extends ConfigurableModuleClass implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
