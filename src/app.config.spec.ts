@@ -1,0 +1,22 @@
+import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
+
+describe('demo app settings from the environment', () => {
+  it('bounds runs and tools by default, and takes other budgets from the environment', () => {
+    expect(executorOptionsFromEnv({})).toEqual({ runTimeoutMs: DEMO_RUN_TIMEOUT_MS, toolTimeoutMs: DEMO_TOOL_TIMEOUT_MS });
+    expect(executorOptionsFromEnv({ TOOLSTREAM_RUN_TIMEOUT_MS: '5000', TOOLSTREAM_TOOL_TIMEOUT_MS: ' 250 ' })).toEqual({ runTimeoutMs: 5000, toolTimeoutMs: 250 });
+  });
+
+  it('leaves A2A options unset (module defaults) unless the environment names them', () => {
+    expect(a2aOptionsFromEnv({})).toEqual({ publicUrl: undefined, drainTimeoutMs: undefined, maxBodyBytes: undefined });
+    expect(a2aOptionsFromEnv({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '1500', TOOLSTREAM_MAX_BODY_BYTES: '2048', A2A_PUBLIC_URL: 'https://a.example' })).toEqual({
+      publicUrl: 'https://a.example',
+      drainTimeoutMs: 1500,
+      maxBodyBytes: 2048,
+    });
+  });
+
+  it('fails at boot on a bad value, naming the variable', () => {
+    expect(() => executorOptionsFromEnv({ TOOLSTREAM_TOOL_TIMEOUT_MS: '30s' })).toThrow('TOOLSTREAM_TOOL_TIMEOUT_MS must be a positive whole number, got "30s"');
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '-1' })).toThrow('TOOLSTREAM_DRAIN_TIMEOUT_MS');
+  });
+});

@@ -1,0 +1,41 @@
+import type { A2aModuleOptions } from './a2a';
+import type { ExecutorModuleOptions } from './executor';
+
+/** The demo app's settings from the environment, read at boot; a bad value fails it, naming the variable. */
+export const DEMO_ENV = {
+  runTimeoutMs: 'TOOLSTREAM_RUN_TIMEOUT_MS',
+  toolTimeoutMs: 'TOOLSTREAM_TOOL_TIMEOUT_MS',
+  drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
+  maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
+  publicUrl: 'A2A_PUBLIC_URL',
+} as const;
+
+/** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
+export const DEMO_RUN_TIMEOUT_MS = 120_000;
+/** The slowest demo tool takes at most 10 s; a tool past this is stuck. */
+export const DEMO_TOOL_TIMEOUT_MS = 30_000;
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExecutorModuleOptions {
+  return {
+    runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
+    toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),
+  };
+}
+
+/** Credentials come from TOOLSTREAM_API_KEYS / TOOLSTREAM_BEARER_TOKENS, read by A2aModule itself. */
+export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModuleOptions {
+  return {
+    // Behind a proxy, the URL clients reach (otherwise the card follows each request's Host).
+    publicUrl: env[DEMO_ENV.publicUrl] || undefined,
+    drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
+    maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+  };
+}
