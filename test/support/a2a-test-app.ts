@@ -1,4 +1,4 @@
-import { Global, Module, type INestApplication } from '@nestjs/common';
+import { Global, Module, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { A2aModule, TaskService, type A2aModuleOptions } from '../../src/a2a';
@@ -23,11 +23,11 @@ export interface ScriptedA2aApp {
   close(): Promise<void>;
 }
 
-/** A2aModule on a real port, served by a ScriptedWorker. */
-export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions = {}): Promise<ScriptedA2aApp> {
+/** A2aModule on a real port, served by a ScriptedWorker (`appOptions` e.g. `bodyParser: false`, as the demo app has). */
+export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions = {}, appOptions: NestApplicationOptions = {}): Promise<ScriptedA2aApp> {
   const moduleRef = await Test.createTestingModule({ imports: [ScriptedBusModule, A2aModule.forRoot(options)] }).compile();
   // Closing the app must not wait for the keep-alive sockets fetch leaves open.
-  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true });
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true, ...appOptions });
   await app.listen(0, '127.0.0.1');
   const bus = app.get(AgentBus);
   const worker = new ScriptedWorker(bus, script).start();
