@@ -106,6 +106,11 @@ describe('withJsonSafeResult', () => {
     expect((await asMessage(2n ** 70n)).content).toBe('1180591620717411303424');
   });
 
+  it('turns what JSON would empty (Map, Set, Error) into plain data too, at any depth', async () => {
+    const value = { tags: new Map([['a', 1]]), seen: new Set(['x']), last: new Error('nope'), plain: [1] };
+    expect(JSON.parse((await asMessage(value)).content as string)).toEqual({ tags: { a: 1 }, seen: ['x'], last: 'nope', plain: [1] });
+  });
+
   it('leaves values JSON takes exactly as they are', async () => {
     const value = { a: [1, 'two'], when: new Date(0) };
     expect(await withJsonSafeResult(returning(value)).invoke({})).toBe(value);

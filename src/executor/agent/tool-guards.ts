@@ -51,21 +51,33 @@ export function withToolTimeout<T extends StructuredToolInterface>(tool: T, time
   });
 }
 
-/** JSON.stringify cannot take it (a cycle, a BigInt): made JSON-safe, uncapped and unredacted. */
+/** Values JSON.stringify turns into `{}`, silently dropping what they hold. */
+const emptiedByJson = (value: unknown): boolean => value instanceof Map || value instanceof Set || value instanceof Error;
+
+/**
+ * JSON.stringify cannot take it (a cycle, a BigInt) or would empty part of it (a Map, a Set, an
+ * Error): made JSON-safe, uncapped and unredacted. Anything else is returned as it is.
+ */
 function jsonSafe(value: unknown): unknown {
   if (typeof value !== 'object' && typeof value !== 'bigint') return value;
   try {
-    JSON.stringify(value);
-    return value;
+    let lossy = false;
+    JSON.stringify(value, (_key, item: unknown) => {
+      lossy ||= emptiedByJson(item);
+      return item;
+    });
+    if (!lossy) return value;
   } catch {
-    return sanitizeForFrame(value, { redactKeys: [], maxFieldBytes: Number.MAX_SAFE_INTEGER });
+    // a cycle or a BigInt: converted below
   }
+  return sanitizeForFrame(value, { redactKeys: [], maxFieldBytes: Number.MAX_SAFE_INTEGER });
 }
 
 /**
- * The same tool, with a return value that JSON cannot take (a cycle, a BigInt) turned into
- * plain data before LangChain stores it, where it would otherwise become "[object Object]"
- * for the model and for the frame alike. Values JSON takes are left exactly as they are;
+ * The same tool, with a return value that JSON cannot take (a cycle, a BigInt) or would empty
+ * (a Map, a Set, an Error) turned into plain data before LangChain stores it, where it would
+ * otherwise become "[object Object]" or `{}` for the model and for the frame alike. Values JSON
+ * takes faithfully are left exactly as they are;
  * tools answering "content_and_artifact" keep their artifact untouched.
  */
 export function withJsonSafeResult<T extends StructuredToolInterface>(tool: T): T {
