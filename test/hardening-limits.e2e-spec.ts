@@ -92,6 +92,19 @@ describe('limits (e2e): each a clear error with the A2A/JSON-RPC code, naming th
     });
   });
 
+  it('nesting depth (maxJsonDepth, default 64): deeper bodies are refused before anything walks them', async () => {
+    const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+    for (const levels of [65, 600]) {
+      const body = `{"jsonrpc":"2.0","id":"deep","method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":${deep(levels)}}]}}}`;
+      const error = await rpcError(await send(t.base, '/a2a', body), 400);
+      expect(error).toMatchObject({ code: -32600, message: 'The request body nests arrays and objects deeper than 64 levels (maxJsonDepth)' });
+      const rest = await restError(await send(t.base, '/message:send', `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":${deep(levels)}}}`), 400);
+      expect(rest.message).toContain('(maxJsonDepth)');
+    }
+    const fine = `{"jsonrpc":"2.0","id":"ok","method":"GetTask","params":{"id":"x","metadata":${deep(60)}}}`;
+    expect((await rpcError(await send(t.base, '/a2a', fine))).code).toBe(-32001);
+  });
+
   it('parts per message (maxPartsPerMessage): -32602 / 400 naming the limit, on every binding and version', async () => {
     const parts = Array.from({ length: 5 }, (_, i) => ({ text: `p${i}` }));
     const v1 = await rpcError(await rpc(t.base, 'SendMessage', { message: wireMessage('x', { parts }) }));

@@ -38,7 +38,8 @@ export class JsonRpcRequestError extends Error {
 
 /**
  * A refusal that is about the HTTP exchange rather than the A2A operation: missing credentials
- * (401), a body too large (413) or of an unreadable encoding (415), a server shutting down (503).
+ * (401), a body too large (413), too deeply nested (400) or of an unreadable encoding (415), a
+ * server shutting down (503).
  * Both bindings answer it with that HTTP status (and headers such as WWW-Authenticate or
  * Retry-After); JSON-RPC puts `jsonRpcCode` in the error object.
  */
@@ -81,6 +82,11 @@ export const serviceUnavailable = (message: string, retryAfterSeconds: number): 
 export const bodyTooLarge = (limit: number, option: string): A2aHttpError =>
   new A2aHttpError(413, 'INVALID_ARGUMENT', -32600, `The request body exceeds the limit of ${limit} bytes (${option})`, [
     { '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: 'body', description: `larger than ${limit} bytes` }] },
+  ]);
+
+export const bodyTooDeep = (max: number): A2aHttpError =>
+  new A2aHttpError(400, 'INVALID_ARGUMENT', -32600, `The request body nests arrays and objects deeper than ${max} levels (maxJsonDepth)`, [
+    { '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: 'body', description: `nested deeper than ${max} levels` }] },
   ]);
 
 export const bodyUnreadable = (httpStatus: 400 | 415, detail: string): A2aHttpError =>

@@ -63,6 +63,11 @@ export interface A2aModuleOptions {
    * 413, with JSON-RPC error -32600 on the JSON-RPC binding, naming the limit.
    */
   maxBodyBytes?: number;
+  /**
+   * How deep arrays and objects may nest in a request body (default 64): deeper is -32600 / HTTP
+   * 400, before any recursive walk of the request could overflow the stack.
+   */
+  maxJsonDepth?: number;
   /** Parts one message may carry (default 64); more is -32602 / HTTP 400 naming the limit. */
   maxPartsPerMessage?: number;
   /** Characters of text one message may hand the agent: its text parts, and data parts as JSON (default 100000). */
@@ -137,6 +142,7 @@ export interface A2aConfig {
   maxEventsPerTask: number;
   cancelTimeoutMs: number;
   maxBodyBytes: number;
+  maxJsonDepth: number;
   maxPartsPerMessage: number;
   maxTextLength: number;
   maxHistoryLength: number;
@@ -152,6 +158,7 @@ export const A2A_DEFAULTS = {
   maxEventsPerTask: 10_000,
   cancelTimeoutMs: 5_000,
   maxBodyBytes: 1024 * 1024,
+  maxJsonDepth: 64,
   maxPartsPerMessage: 64,
   maxTextLength: 100_000,
   maxHistoryLength: 100,
@@ -193,6 +200,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
     cancelTimeoutMs: positive(options.cancelTimeoutMs, 'cancelTimeoutMs') ?? A2A_DEFAULTS.cancelTimeoutMs,
     maxBodyBytes: positive(options.maxBodyBytes, 'maxBodyBytes') ?? A2A_DEFAULTS.maxBodyBytes,
+    maxJsonDepth: positive(options.maxJsonDepth, 'maxJsonDepth') ?? A2A_DEFAULTS.maxJsonDepth,
     maxPartsPerMessage: positive(options.maxPartsPerMessage, 'maxPartsPerMessage') ?? A2A_DEFAULTS.maxPartsPerMessage,
     maxTextLength: positive(options.maxTextLength, 'maxTextLength') ?? A2A_DEFAULTS.maxTextLength,
     maxHistoryLength: positive(options.maxHistoryLength, 'maxHistoryLength') ?? A2A_DEFAULTS.maxHistoryLength,

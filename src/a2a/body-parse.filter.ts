@@ -12,6 +12,7 @@ import {
   toRestError,
   JsonRpcRequestError,
 } from './a2a-errors';
+import { requestId } from './json-rpc-exception.filter';
 
 /** What Express's body parser (http-errors) attaches to the errors it raises. */
 interface BodyParserError {
@@ -65,7 +66,7 @@ export class BodyParseFilter extends BaseExceptionFilter {
     if (req.method !== 'POST' || !error || res.headersSent) return super.catch(exception, host);
     if (JSON_RPC_ROUTE.test(req.path)) {
       const { status, headers } = jsonRpcHttpStatus(error);
-      res.status(status).set(headers).json({ jsonrpc: '2.0', id: null, error: toJsonRpcErrorObject(error) });
+      res.status(status).set(headers).json({ jsonrpc: '2.0', id: requestId(req.body), error: toJsonRpcErrorObject(error) });
     } else if (REST_BODY_ROUTES.test(req.path)) {
       const { status, body } = toRestError(error);
       res.status(status).set(error instanceof A2aHttpError ? error.headers : {}).type(A2A_JSON_CONTENT_TYPE).send(JSON.stringify(body));
