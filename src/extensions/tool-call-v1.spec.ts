@@ -131,6 +131,16 @@ describe('tool-call-v1 contract', () => {
     ).toEqual({ ok: false, reason: 'part content is not a data part' });
   });
 
+  it('reads back every in-memory frame emitToolCall makes, also one whose optional field is undefined', () => {
+    const frames: ToolCallArtifactData[] = [
+      { toolCallId: 'a', name: 'n', phase: 'started', args: undefined },
+      { toolCallId: 'b', name: 'n', phase: 'completed', result: undefined },
+      { toolCallId: 'c', name: 'n', phase: 'failed', error: undefined },
+    ];
+    for (const frame of frames) expect(parseToolCall([emitToolCall(frame)])).toMatchObject({ toolCallId: frame.toolCallId, phase: frame.phase });
+    expect(validateToolCallFrame({ toolCallId: 'c', name: 'n', phase: 'failed', error: 7 })).toMatchObject({ ok: false, reason: 'error must be a string, got a number' });
+  });
+
   it('drops unknown extra fields and keeps the payload values as sent', () => {
     const payload = { toolCallId: 'c', name: 'n', phase: 'completed', result: { a: 1 }, extra: 'x' };
     expect(validateToolCallFrame(payload)).toEqual({

@@ -119,7 +119,8 @@ function validatePayload(payload: unknown): ToolCallValidation {
       return { ok: true, frame };
     }
     case 'failed': {
-      if (hasOwn(payload, 'error') && typeof payload.error !== 'string') {
+      // An `error: undefined` (which the type allows, and JSON drops) is an absent error.
+      if (payload.error !== undefined && typeof payload.error !== 'string') {
         return { ok: false, reason: `error must be a string, got ${describe(payload.error)}` };
       }
       const frame: ToolCallFailedFrame = { ...base, phase: 'failed' };
