@@ -68,6 +68,13 @@ describe('A2aValidationPipe (invalid params name the field)', () => {
     ).toEqual(['status', 'pageSize', 'historyLength', 'statusTimestampAfter']);
   });
 
+  it('rejects numbers that are objects (even ones whose toString is not a function) as invalid, never throwing', async () => {
+    const hostile = JSON.parse('{"toString":1,"valueOf":{}}') as unknown;
+    expect(await fields({ id: 'x', historyLength: hostile }, GetTaskRequestDto)).toEqual(['historyLength']);
+    expect(await fields({ pageSize: hostile, historyLength: [] }, ListTasksRequestDto)).toEqual(['pageSize', 'historyLength']);
+    expect(await fields({ pageSize: '' }, ListTasksRequestDto)).toEqual(['pageSize']);
+  });
+
   it('gives one violation per field, all its constraints in one description', async () => {
     expect(await violations({ historyLength: 2 }, GetTaskRequestDto)).toEqual([
       { field: 'id', description: 'id should not be empty, id must be a string' },

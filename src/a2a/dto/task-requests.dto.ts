@@ -1,8 +1,14 @@
-import { Transform, Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, Max, Min } from 'class-validator';
 
 /** Query strings carry booleans as "true" / "false". */
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
+
+/**
+ * Query strings carry numbers as text. Anything else is left as it is for the validators to
+ * judge: converting a JSON object (`{"toString": 1}`) with Number() would throw, not fail validation.
+ */
+const toNumber = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && value.trim() !== '' ? Number(value) : value);
 
 export const TASK_STATE_NAMES = [
   'TASK_STATE_SUBMITTED',
@@ -21,7 +27,7 @@ export const DEFAULT_PAGE_SIZE = 50;
 /** GetTask (1.0) and tasks/get (0.3 `TaskQueryParams`). */
 export class GetTaskRequestDto {
   @IsString() @IsNotEmpty() id!: string;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) historyLength?: number;
+  @IsOptional() @Transform(toNumber) @IsInt() @Min(0) historyLength?: number;
   @IsOptional() @IsString() tenant?: string;
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
 }
@@ -38,9 +44,9 @@ export class ListTasksRequestDto {
   @IsOptional() @IsString() tenant?: string;
   @IsOptional() @IsString() contextId?: string;
   @IsOptional() @IsIn(TASK_STATE_NAMES, { message: `status must be one of ${TASK_STATE_NAMES.join(', ')}` }) status?: string;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE) pageSize?: number;
+  @IsOptional() @Transform(toNumber) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE) pageSize?: number;
   @IsOptional() @IsString() pageToken?: string;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) historyLength?: number;
+  @IsOptional() @Transform(toNumber) @IsInt() @Min(0) historyLength?: number;
   @IsOptional() @IsISO8601({ strict: true }) statusTimestampAfter?: string;
   @IsOptional() @Transform(toBoolean) @IsBoolean() includeArtifacts?: boolean;
 }
