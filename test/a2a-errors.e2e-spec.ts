@@ -158,6 +158,13 @@ describe('errors (e2e): every code, never a 500 nor a stack', () => {
       expect((await rpcError(modes)).error.code).toBe(-32005);
     });
 
+    it('-32005 for a 0.3 file part, by uri or by bytes', async () => {
+      for (const file of [{ uri: 'https://x/a.pdf' }, { bytes: 'aGk=' }]) {
+        const params = { message: { kind: 'message', messageId: 'm', role: 'user', parts: [{ kind: 'file', file }] } };
+        expect((await rpcError(await rpc(t.base, 'message/send', params, { version: '0.3' }))).error.code).toBe(-32005);
+      }
+    });
+
     it.each(['0.5', '2.0', 'banana'])('-32009 for A2A-Version %s, with the supported versions', async (version) => {
       const { error } = await rpcError(await rpc(t.base, 'GetTask', { id: finishedTaskId }, { version }));
       expect(error.code).toBe(-32009);

@@ -2,6 +2,8 @@ import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { Message, Role } from '@a2a-js/sdk';
 import { JsonRpcRequestError } from './a2a-errors';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
+import { A2aValidationPipe } from './dto/a2a-validation.pipe';
+import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 
 const v1 = (parts: unknown[]) => Message.fromJSON({ messageId: 'm', role: 'ROLE_USER', parts });
 
@@ -26,6 +28,17 @@ describe('message content', () => {
     });
     expect(message).toMatchObject({ messageId: 'm', role: Role.ROLE_USER, contextId: 'c' });
     expect(messageText(message)).toBe('hi\n{"a":1}');
+  });
+
+  it('translates a validated 0.3 DTO, whose unset fields are own properties, by what is set (a file by uri stays a url part)', async () => {
+    const dto = await new A2aValidationPipe().transform(
+      { message: { kind: 'message', messageId: 'm', role: 'user', parts: [{ kind: 'file', file: { uri: 'https://x/y.pdf' } }] } },
+      { type: 'body', metatype: MessageSendParamsV03Dto },
+    ) as MessageSendParamsV03Dto;
+    expect(Object.keys(dto.message.parts[0].file!)).toContain('bytes');
+    const message = messageFromV03(dto.message);
+    expect(message.parts[0].content).toEqual({ $case: 'url', value: 'https://x/y.pdf' });
+    expect(() => messageText(message)).toThrow('message.parts[0] is a file part');
   });
 
   it('matches accepted output modes with wildcards', () => {

@@ -30,10 +30,13 @@ export function messageText(message: Message): string {
 
 /**
  * An A2A 0.3 message in the SDK's 1.0 shape, through the SDK's own 0.3 translator (exposed for
- * push-notification bodies, whose `kind: "message"` case is exactly a 0.3 message).
+ * push-notification bodies, whose `kind: "message"` case is exactly a 0.3 message). The
+ * validated DTO goes in as plain JSON: its class instances hold every declared field, `undefined`
+ * ones too, and the translator tests fields with `in` (a file with a `uri` would read as `bytes`).
  */
 export function messageFromV03(message: MessageV03Dto): Message {
-  const converted = legacyPushNotificationToV1StreamResponse({ ...message, kind: 'message' });
+  const plain = JSON.parse(JSON.stringify(message)) as Record<string, unknown>;
+  const converted = legacyPushNotificationToV1StreamResponse({ ...plain, kind: 'message' });
   if (converted.payload?.$case !== 'message') throw new Error('the 0.3 translator did not return a message');
   return converted.payload.value;
 }
