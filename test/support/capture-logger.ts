@@ -6,14 +6,16 @@ import type { LoggerService } from '@nestjs/common';
  */
 export class CaptureLogger implements LoggerService {
   readonly lines: string[] = [];
+  /** The error and fatal lines alone. */
+  readonly errors: string[] = [];
   private readonly restore: (() => void)[] = [];
 
-  log = (...args: unknown[]): void => this.keep(args);
-  error = (...args: unknown[]): void => this.keep(args);
-  warn = (...args: unknown[]): void => this.keep(args);
-  debug = (...args: unknown[]): void => this.keep(args);
-  verbose = (...args: unknown[]): void => this.keep(args);
-  fatal = (...args: unknown[]): void => this.keep(args);
+  log = (...args: unknown[]): void => void this.keep(args);
+  error = (...args: unknown[]): void => void this.errors.push(this.keep(args));
+  warn = (...args: unknown[]): void => void this.keep(args);
+  debug = (...args: unknown[]): void => void this.keep(args);
+  verbose = (...args: unknown[]): void => void this.keep(args);
+  fatal = (...args: unknown[]): void => void this.errors.push(this.keep(args));
 
   /** Also keeps what anything writes to the process's streams or the console. */
   captureOutput(): this {
@@ -25,7 +27,7 @@ export class CaptureLogger implements LoggerService {
       this.restore.push(() => spy.mockRestore());
     }
     for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-      const spy = jest.spyOn(console, method).mockImplementation((...args: unknown[]) => this.keep(args));
+      const spy = jest.spyOn(console, method).mockImplementation((...args: unknown[]) => void this.keep(args));
       this.restore.push(() => spy.mockRestore());
     }
     return this;
@@ -39,7 +41,9 @@ export class CaptureLogger implements LoggerService {
     return this.lines.join('\n');
   }
 
-  private keep(args: unknown[]): void {
-    this.lines.push(args.map((a) => (a instanceof Error ? `${a.message}\n${a.stack ?? ''}` : typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+  private keep(args: unknown[]): string {
+    const line = args.map((a) => (a instanceof Error ? `${a.message}\n${a.stack ?? ''}` : typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+    this.lines.push(line);
+    return line;
   }
 }
