@@ -1,0 +1,56 @@
+import { TASK_ID, events10 } from './fixtures/streams';
+import { initialTimelineState, reduceTimeline, type TimelineState } from './timeline.reducer';
+import { formatDuration, oneLine, timelineView } from './timeline.view';
+
+const run = (events: unknown[]): TimelineState =>
+  events.reduce<TimelineState>((s, data, i) => reduceTimeline(s, { data, eventId: String(i + 1), receivedAt: 0 }), initialTimelineState);
+
+const T0 = Date.UTC(2026, 0, 15, 9, 0, 0, 0);
+
+describe('timeline view', () => {
+  it('formats durations for people', () => {
+    expect(formatDuration(0)).toBe('0 ms');
+    expect(formatDuration(35)).toBe('35 ms');
+    expect(formatDuration(1420)).toBe('1.4 s');
+    expect(formatDuration(125_000)).toBe('2 min 05 s');
+  });
+
+  it('summarises a value on one bounded line', () => {
+    expect(oneLine({ city: 'Paris', days: [1, 2] })).toBe('{"city":"Paris","days":[1,2]}');
+    expect(oneLine('a\n  b')).toBe('a b');
+    expect(oneLine('x'.repeat(100), 10)).toBe('xxxxxxxxx…');
+  });
+
+  it('shows running tools with their time so far, then marks and durations', () => {
+    const events = events10();
+    const live = timelineView(run(events.slice(0, 5)), T0 + 300);
+    expect(live.rows.map((r) => [r.name, r.status, r.mark, r.durationText])).toEqual([
+      ['weather', 'running', '…', '200 ms'],
+      ['world_clock', 'running', '…', '199 ms'],
+    ]);
+    expect(live.narration).toBe('checking the weather; checking the time');
+    expect(live.done).toBe(false);
+
+    const final = timelineView(run(events), T0 + 10_000);
+    expect(final.rows.map((r) => [r.name, r.status, r.mark, r.durationText, r.errorText])).toEqual([
+      ['weather', 'completed', '✓', '420 ms', undefined],
+      ['world_clock', 'completed', '✓', '35 ms', undefined],
+      ['read_doc', 'failed', '✗', '12 ms', 'unknown doc id "nope"'],
+    ]);
+    expect(final.rows[0].argsText).toBe('{\n  "city": "Paris"\n}');
+    expect(final.rows[0].resultText).toBe('{\n  "tempC": 18,\n  "sky": "clear"\n}');
+    expect(final).toMatchObject({ done: true, failed: false, taskState: 'completed', answer: 'Paris: 18 °C, clear. Tokyo: 18:00.' });
+  });
+
+  it('marks a tool the task left behind as unfinished, and says why the task failed', () => {
+    const events = events10().slice(0, 5);
+    events.push({ statusUpdate: { taskId: TASK_ID, status: { state: 'TASK_STATE_FAILED', message: { parts: [{ text: 'model error' }] } } } });
+    const view = timelineView(run(events), T0 + 1000);
+    expect(view.rows.map((r) => [r.status, r.mark])).toEqual([
+      ['unfinished', '?'],
+      ['unfinished', '?'],
+    ]);
+    expect(view.rows[0].durationText).toBeUndefined();
+    expect(view).toMatchObject({ failed: true, failureText: 'model error', taskState: 'failed' });
+  });
+});
