@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
+import { WebModule } from './web';
 
 /** The demo application: every toolstream module on its offline defaults. */
-@Module({ imports: [ExtensionsModule, HealthModule] })
+@Module({ imports: [ExtensionsModule, HealthModule, WebModule.forRoot({})] })
 export class AppModule {}

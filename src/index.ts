@@ -3,3 +3,5 @@ export * from './extensions';
 export * from './executor';
 export * from './runtime';
 export { HealthModule } from './health/health.module';
+export * from './client';
+export * from './web';

@@ -42,6 +42,38 @@ describe('timeline view', () => {
     expect(final).toMatchObject({ done: true, failed: false, taskState: 'completed', answer: 'Paris: 18 °C, clear. Tokyo: 18:00.' });
   });
 
+  it('groups tools that ran at the same time, in timeline order', () => {
+    const names = (s: TimelineState, now: number) => timelineView(s, now).groups.map((g) => g.map((r) => r.name));
+    const events = events10();
+    expect(names(run(events), T0)).toEqual([['weather', 'world_clock'], ['read_doc']]);
+    // while the first two still run, nothing else has started
+    expect(names(run(events.slice(0, 5)), T0)).toEqual([['weather', 'world_clock']]);
+    const frame = (id: string, phase: 'started' | 'completed', ms: number) => ({
+      artifactUpdate: {
+        taskId: TASK_ID,
+        artifact: {
+          artifactId: `${id}-${phase}`,
+          parts: [
+            {
+              data: { toolCallId: id, name: id, phase, timestamp: new Date(T0 + ms).toISOString() },
+              metadata: { mimeType: 'application/vnd.protolabs.tool-call-v1+json' },
+            },
+          ],
+        },
+      },
+    });
+    const overlapping = run([
+      frame('a', 'started', 0),
+      frame('b', 'started', 10),
+      frame('b', 'completed', 20),
+      frame('c', 'started', 30), // a still runs: same group
+      frame('a', 'completed', 40),
+      frame('c', 'completed', 45),
+      frame('d', 'started', 50), // all ended: a new group
+    ]);
+    expect(names(overlapping, T0 + 60)).toEqual([['a', 'b', 'c'], ['d']]);
+  });
+
   it('marks a tool the task left behind as unfinished, and says why the task failed', () => {
     const events = events10().slice(0, 5);
     events.push({ statusUpdate: { taskId: TASK_ID, status: { state: 'TASK_STATE_FAILED', message: { parts: [{ text: 'model error' }] } } } });

@@ -31,6 +31,8 @@ export interface ToolRow {
 
 export interface TimelineView {
   rows: ToolRow[];
+  /** The rows split into groups of tools that ran at the same time (a renderer sets them side by side). */
+  groups: ToolRow[][];
   taskState?: TaskPhase;
   narration?: string;
   answer?: string;
@@ -81,6 +83,28 @@ function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow
   return row;
 }
 
+/**
+ * Groups rows, in timeline order, into runs of overlapping tools: a tool joins the current
+ * group when it started before every tool of that group had ended (a parallel turn); a tool
+ * whose start was never seen joins a group that is still running.
+ */
+export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
+  const groups: ToolRow[][] = [];
+  let groupEnd = -Infinity;
+  for (const row of rows) {
+    const { startedAt, endedAt } = row.entry;
+    const overlaps = startedAt === undefined ? groupEnd === Infinity : startedAt < groupEnd;
+    if (groups.length === 0 || !overlaps) {
+      groups.push([row]);
+      groupEnd = -Infinity;
+    } else {
+      groups[groups.length - 1].push(row);
+    }
+    groupEnd = Math.max(groupEnd, row.status === 'running' ? Infinity : (endedAt ?? -Infinity));
+  }
+  return groups;
+}
+
 /** The view at time `now` (epoch ms; running tools show their time so far). */
 export function timelineView(state: TimelineState, now: number): TimelineView {
   const rows: ToolRow[] = [];
@@ -89,7 +113,7 @@ export function timelineView(state: TimelineState, now: number): TimelineView {
     if (entry) rows.push(rowOf(entry, state, now));
   }
   const failed = isTerminalPhase(state.taskState) && state.taskState !== 'completed';
-  const view: TimelineView = { rows, done: state.done, failed };
+  const view: TimelineView = { rows, groups: parallelGroups(rows), done: state.done, failed };
   if (state.taskState) view.taskState = state.taskState;
   if (state.narration !== undefined) view.narration = state.narration;
   if (state.answer !== undefined) view.answer = state.answer;
