@@ -56,6 +56,12 @@ export interface TimelineState {
   artifacts: ReadonlyMap<string, string>;
   /** The SSE id of the last event applied: what a resume sends as `Last-Event-ID`. */
   lastEventId?: string;
+  /**
+   * Client clock minus producer clock, as best seen: the least (receipt time − frame timestamp)
+   * over the frames received. Lets a view tick the time of a running tool on the client's
+   * clock although its start is on the producer's.
+   */
+  clockOffsetMs?: number;
   /** Highest integer SSE id applied: integer ids are a per-task sequence, replays sit below it. */
   lastSequence?: number;
   /** Non-integer SSE ids already applied. */
@@ -167,6 +173,8 @@ function applyFrame(state: TimelineState, frame: ToolCallArtifactData, receivedA
   if (applied.entry !== previous) {
     const tools = new Map(state.tools).set(frame.toolCallId, applied.entry);
     next = { ...state, tools, order: previous ? state.order : [...state.order, frame.toolCallId] };
+    const offset = receivedAt - at;
+    if (state.clockOffsetMs === undefined || offset < state.clockOffsetMs) next.clockOffsetMs = offset;
   }
   if (timeProblem) next = withProblem(next, timeProblem);
   if (applied.problem) next = withProblem(next, applied.problem);

@@ -1,4 +1,4 @@
-import { TASK_ID, events10 } from './fixtures/streams';
+import { TASK_ID, demoRun, events10 } from './fixtures/streams';
 import { initialTimelineState, reduceTimeline, type TimelineState } from './timeline.reducer';
 import { formatDuration, oneLine, timelineView } from './timeline.view';
 
@@ -21,9 +21,18 @@ describe('timeline view', () => {
     expect(oneLine('x'.repeat(100), 10)).toBe('xxxxxxxxx…');
   });
 
-  it('shows running tools with their time so far, then marks and durations', () => {
+  it('shows running tools with their time so far on the client clock, then marks and durations', () => {
     const events = events10();
-    const live = timelineView(run(events.slice(0, 5)), T0 + 300);
+    // The client's clock is an hour ahead of the producer's, and frames take 50 ms to arrive.
+    const HOUR = 3_600_000;
+    const receivedAt = (i: number): number => {
+      const step = demoRun[i];
+      return (step.kind === 'frame' ? Date.parse(step.frame.timestamp as string) : T0) + HOUR + 50;
+    };
+    const liveState = events
+      .slice(0, 5)
+      .reduce<TimelineState>((s, data, i) => reduceTimeline(s, { data, eventId: String(i + 1), receivedAt: receivedAt(i) }), initialTimelineState);
+    const live = timelineView(liveState, T0 + HOUR + 350);
     expect(live.rows.map((r) => [r.name, r.status, r.mark, r.durationText])).toEqual([
       ['weather', 'running', '…', '200 ms'],
       ['world_clock', 'running', '…', '199 ms'],

@@ -71,8 +71,12 @@ export function oneLine(value: unknown, max = 80): string {
 function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow {
   const status: ToolStatus = entry.phase === 'running' && state.done ? 'unfinished' : entry.phase;
   const row: ToolRow = { toolCallId: entry.toolCallId, name: entry.name, status, mark: TOOL_MARKS[status], entry };
+  // A running tool's time so far: its start moved onto the client's clock.
   const durationMs =
-    entry.durationMs ?? (status === 'running' && entry.startedAt !== undefined ? Math.max(0, now - entry.startedAt) : undefined);
+    entry.durationMs ??
+    (status === 'running' && entry.startedAt !== undefined
+      ? Math.max(0, now - entry.startedAt - (state.clockOffsetMs ?? 0))
+      : undefined);
   if (durationMs !== undefined) {
     row.durationMs = durationMs;
     row.durationText = formatDuration(durationMs);
@@ -105,7 +109,7 @@ export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
   return groups;
 }
 
-/** The view at time `now` (epoch ms; running tools show their time so far). */
+/** The view at time `now` (epoch ms on the client's clock; running tools show their time so far). */
 export function timelineView(state: TimelineState, now: number): TimelineView {
   const rows: ToolRow[] = [];
   for (const id of state.order) {
