@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Observable } from 'rxjs';
 import { AgentBus } from './agent-bus';
@@ -15,12 +15,14 @@ import {
 /** The default AgentBus: in-process topics on the @nestjs/event-emitter EventEmitter2. */
 @Injectable()
 export class EventEmitterAgentBus extends AgentBus {
+  private readonly logger = new Logger(EventEmitterAgentBus.name);
+
   constructor(private readonly emitter: EventEmitter2) {
     super();
   }
 
   publishRequest(request: SkillRequest): void {
-    this.emitter.emit(SKILL_REQUEST_TOPIC, request);
+    this.deliver(SKILL_REQUEST_TOPIC, request);
   }
 
   requests$(): Observable<SkillRequest> {
@@ -28,7 +30,7 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   publishCancel(cancel: SkillCancel): void {
-    this.emitter.emit(SKILL_CANCEL_TOPIC, cancel);
+    this.deliver(SKILL_CANCEL_TOPIC, cancel);
   }
 
   cancels$(): Observable<SkillCancel> {
@@ -36,7 +38,7 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void {
-    this.emitter.emit(taskTopic(kind, correlationId), payload);
+    this.deliver(taskTopic(kind, correlationId), payload);
   }
 
   topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]> {
@@ -45,6 +47,27 @@ export class EventEmitterAgentBus extends AgentBus {
 
   listenerCount(): number {
     return this.emitter.listenerCount();
+  }
+
+  /**
+   * Like EventEmitter2.emit, but a listener that throws (someone's raw `emitter.on` handler)
+   * is logged and skipped instead of stopping delivery to the listeners after it.
+   * The list is copied because a listener may unsubscribe others while we iterate.
+   */
+  private deliver(topic: string, payload: unknown): void {
+    const listeners = this.emitter.listeners(topic);
+    for (const listener of listeners.length <= 1 ? listeners : listeners.slice()) {
+      this.call(topic, () => listener.call(this.emitter, payload));
+    }
+    for (const any of this.emitter.listenersAny()) this.call(topic, () => any.call(this.emitter, topic, payload));
+  }
+
+  private call(topic: string, deliver: () => void): void {
+    try {
+      deliver();
+    } catch (err) {
+      this.logger.error(`a listener of ${topic} threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private on$<T>(topic: string): Observable<T> {

@@ -1,0 +1,173 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
+import type { Subscription } from 'rxjs';
+import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor';
+import { AgentBus } from './agent-bus';
+import { Narrator } from './narration';
+import { NARRATOR } from './runtime.constants';
+import { RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
+import type { ReplyPayload, SkillRequest, TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
+
+const DEFAULT_CANCEL_GRACE_MS = 2_000;
+
+/** One live run: the handle to abort it and the guard that drops anything after it settles. */
+interface Run {
+  readonly correlationId: string;
+  readonly abort: AbortController;
+  subscription?: Subscription;
+  settled: boolean;
+  cancelReason?: string;
+  cancelTimer?: NodeJS.Timeout;
+}
+
+function toExecutorInput(request: SkillRequest): ExecutorInput {
+  if (!request.history?.length) return request.message;
+  const messages: BaseMessage[] = request.history.map((turn) =>
+    turn.role === 'user' ? new HumanMessage(turn.text) : new AIMessage(turn.text),
+  );
+  messages.push(new HumanMessage(request.message));
+  return messages;
+}
+
+/**
+ * Serves `agent.skill.request`: runs the executor for each correlationId and publishes every
+ * event on that run's topics, in the order the executor produced it. Runs are independent:
+ * a failing publish, run or cancel never reaches another run.
+ */
+@Injectable()
+export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(AgentRuntimeService.name);
+  private readonly runs = new Map<string, Run>();
+  private readonly busSubscriptions: Subscription[] = [];
+
+  constructor(
+    private readonly bus: AgentBus,
+    private readonly executor: AgentExecutor,
+    @Inject(NARRATOR) private readonly narrator: Narrator,
+    @Inject(RUNTIME_MODULE_OPTIONS) private readonly options: RuntimeModuleOptions,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.options.serveRequests === false) return;
+    this.busSubscriptions.push(
+      this.bus.requests$().subscribe((request) => this.start(request)),
+      this.bus.cancels$().subscribe((cancel) => this.cancel(cancel.correlationId, cancel.reason)),
+    );
+  }
+
+  onModuleDestroy(): void {
+    for (const sub of this.busSubscriptions) sub.unsubscribe();
+    for (const id of [...this.runs.keys()]) this.cancel(id, 'server shutting down');
+  }
+
+  /** Number of runs not yet settled. */
+  activeRuns(): number {
+    return this.runs.size;
+  }
+
+  isRunning(correlationId: string): boolean {
+    return this.runs.has(correlationId);
+  }
+
+  /** Starts a run; a second request for a correlationId that is still running is refused. */
+  start(request: SkillRequest): boolean {
+    const { correlationId } = request;
+    if (typeof correlationId !== 'string' || correlationId.length === 0) {
+      this.logger.warn('agent.skill.request without a correlationId: ignored');
+      return false;
+    }
+    if (this.runs.has(correlationId)) {
+      this.logger.warn(`run ${correlationId} is already running: duplicate request ignored`);
+      return false;
+    }
+    const run: Run = { correlationId, abort: new AbortController(), settled: false };
+    this.runs.set(correlationId, run);
+    let events;
+    try {
+      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal });
+    } catch (err) {
+      this.settle(run, { status: 'failed', error: errorMessage(err) });
+      return true;
+    }
+    const subscription = events.subscribe({
+      next: (event) => this.onEvent(run, event),
+      error: (err: unknown) => this.settle(run, { status: 'failed', error: errorMessage(err) }),
+      complete: () =>
+        this.settle(
+          run,
+          run.cancelReason !== undefined
+            ? { status: 'cancelled', reason: run.cancelReason }
+            : { status: 'failed', error: 'the agent run ended without an answer' },
+        ),
+    });
+    // A run may settle synchronously, before subscribe() returns.
+    if (run.settled) subscription.unsubscribe();
+    else run.subscription = subscription;
+    return true;
+  }
+
+  /**
+   * Aborts a run: the executor closes its open tools as `failed: "cancelled"`, then the reply
+   * topic says cancelled. Returns false when no such run is live.
+   */
+  cancel(correlationId: string, reason = 'cancelled'): boolean {
+    const run = this.runs.get(correlationId);
+    if (!run || run.settled) return false;
+    if (run.cancelReason !== undefined) return true;
+    run.cancelReason = reason;
+    run.abort.abort(new Error(reason));
+    // The executor closes its open tools and completes; one that does not must still not
+    // leave the run hanging.
+    if (!run.settled) {
+      run.cancelTimer = setTimeout(
+        () => this.settle(run, { status: 'cancelled', reason }),
+        this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+      );
+      run.cancelTimer.unref();
+    }
+    return true;
+  }
+
+  private onEvent(run: Run, event: ExecutorEvent): void {
+    if (run.settled) return;
+    switch (event.type) {
+      case 'progress': {
+        const text = event.tools?.length ? this.narrator.narrate(event.tools) : event.text;
+        if (text) this.publish(run, 'progress', { text, step: event.step });
+        return;
+      }
+      case 'toolFrame':
+        this.publish(run, 'toolframe', { frame: event.frame });
+        return;
+      case 'reply':
+        this.settle(run, { status: 'completed', text: event.text });
+        return;
+      case 'error':
+        this.settle(run, { status: 'failed', error: event.error });
+        return;
+    }
+  }
+
+  private settle(run: Run, reply: ReplyPayload): void {
+    if (run.settled) return;
+    this.publish(run, 'reply', reply);
+    run.settled = true;
+    if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
+    run.subscription?.unsubscribe();
+    clearTimeout(run.cancelTimer);
+  }
+
+  private publish<K extends TaskTopicKind>(run: Run, kind: K, payload: TaskTopicPayloads[K]): void {
+    try {
+      this.bus.publish(kind, run.correlationId, payload);
+    } catch (err) {
+      // A failing transport must not break this run or any other.
+      this.logger.error(`publishing ${kind} of run ${run.correlationId} failed: ${errorMessage(err)}`);
+    }
+  }
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : 'unknown error';
+}

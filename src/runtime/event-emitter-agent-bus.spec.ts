@@ -1,0 +1,81 @@
+import { Test } from '@nestjs/testing';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { AgentBus } from './agent-bus';
+import { RuntimeModule } from './runtime.module';
+import { Module } from '@nestjs/common';
+import { AgentExecutor } from '../executor';
+import { EMPTY } from 'rxjs';
+
+describe('EventEmitterAgentBus', () => {
+  let bus: AgentBus;
+  let emitter: EventEmitter2;
+
+  beforeAll(async () => {
+    @Module({ providers: [{ provide: AgentExecutor, useValue: { run: () => EMPTY } }], exports: [AgentExecutor] })
+    class NoExecutor {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [RuntimeModule.forRoot({ executor: NoExecutor, serveRequests: false })],
+    }).compile();
+    bus = moduleRef.get(AgentBus);
+    emitter = moduleRef.get(EventEmitter2);
+  });
+
+  it('runs EventEmitter2 with wildcard off', () => {
+    // with wildcard on, listeners() without a type throws; the default bus must never need that
+    expect(() => emitter.listeners()).not.toThrow();
+    expect(emitter.getMaxListeners()).toBe(0);
+  });
+
+  it('topic$ adds exactly one listener on subscribe and removes it on unsubscribe', () => {
+    const base = bus.listenerCount();
+    const topic = 'agent.skill.toolframe.t-1';
+    const obs = bus.topic$('toolframe', 't-1');
+    expect(emitter.listenerCount(topic)).toBe(0);
+    const a = obs.subscribe();
+    expect(emitter.listenerCount(topic)).toBe(1);
+    const b = obs.subscribe();
+    expect(emitter.listenerCount(topic)).toBe(2);
+    a.unsubscribe();
+    b.unsubscribe();
+    expect(emitter.listenerCount(topic)).toBe(0);
+    expect(emitter.eventNames()).not.toContain(topic);
+    expect(bus.listenerCount()).toBe(base);
+  });
+
+  it('delivers in publish order and only to the topic of that correlationId', () => {
+    const got: string[] = [];
+    const s1 = bus.topic$('progress', 'a').subscribe((p) => got.push(`a:${p.text}`));
+    const s2 = bus.topic$('progress', 'b').subscribe((p) => got.push(`b:${p.text}`));
+    bus.publish('progress', 'a', { text: '1', step: 1 });
+    bus.publish('progress', 'b', { text: '2', step: 1 });
+    bus.publish('progress', 'a', { text: '3', step: 2 });
+    expect(got).toEqual(['a:1', 'b:2', 'a:3']);
+    s1.unsubscribe();
+    s2.unsubscribe();
+  });
+
+  it('holds thousands of listeners on one topic without a max-listener warning', () => {
+    const warn = jest.spyOn(process, 'emitWarning');
+    const subs = Array.from({ length: 5000 }, () => bus.topic$('reply', 'busy').subscribe());
+    expect(emitter.listenerCount('agent.skill.reply.busy')).toBe(5000);
+    for (const s of subs) s.unsubscribe();
+    expect(warn).not.toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
+  it('keeps delivering to later listeners and onAny listeners when one listener throws', () => {
+    const got: string[] = [];
+    const bad = (): void => {
+      throw new Error('bug');
+    };
+    const any = (topic: string | string[]): void => void got.push(`any:${String(topic)}`);
+    emitter.on('agent.skill.progress.x', bad);
+    emitter.onAny(any);
+    const s = bus.topic$('progress', 'x').subscribe((p) => got.push(p.text));
+    bus.publish('progress', 'x', { text: 'hello', step: 0 });
+    expect(got).toEqual(['hello', 'any:agent.skill.progress.x']);
+    s.unsubscribe();
+    emitter.off('agent.skill.progress.x', bad);
+    emitter.offAny(any);
+  });
+});
