@@ -20,7 +20,7 @@ function inputs(events: unknown[], firstId = 1): TimelineInput[] {
 const run = (list: TimelineInput[], from: TimelineState = initialTimelineState): TimelineState =>
   list.reduce(reduceTimeline, from);
 
-const entries = (s: TimelineState): ToolCallEntry[] => s.order.map((id) => s.tools.get(id) as ToolCallEntry);
+const entries = (s: TimelineState): ToolCallEntry[] => s.tools.values();
 
 function frameEvent(frame: ToolCallArtifactData, artifactId = `a-${frame.toolCallId}-${frame.phase}`): unknown {
   return {
@@ -42,7 +42,7 @@ describe('timeline reducer over a recorded A2A 1.0 stream', () => {
   const final = run(inputs(events10()));
 
   it('keeps one entry per toolCallId, in order of first appearance, with args, result, error', () => {
-    expect(final.order).toEqual(['call_w', 'call_t', 'call_d']);
+    expect(final.tools.ids()).toEqual(['call_w', 'call_t', 'call_d']);
     expect(entries(final)).toEqual([
       {
         toolCallId: 'call_w',
@@ -151,7 +151,6 @@ describe('idempotence', () => {
     const once = run([{ data: frameEvent(started, 'x1'), eventId: '1', receivedAt: 10 }]);
     const twice = run([{ data: frameEvent(started, 'x2'), eventId: '2', receivedAt: 99 }], once);
     expect(twice.tools).toBe(once.tools);
-    expect(twice.order).toBe(once.order);
     expect(twice.lastEventId).toBe('2');
   });
 
@@ -193,7 +192,7 @@ describe('reorderings across tools', () => {
         const frames = picks.map((t) => lifecycles[t].frames[next[t]++]);
         const state = run(frames.map((f, i) => ({ data: frameEvent(f), eventId: String(i + 1), receivedAt: 1 })));
         const firstSeen = [...new Set(frames.map((f) => f.toolCallId))];
-        expect(state.order).toEqual(firstSeen);
+        expect(state.tools.ids()).toEqual(firstSeen);
         for (const e of entries(state)) expect(e).toEqual(reference.get(e.toolCallId));
         expect(state.problems).toEqual([]);
       }),

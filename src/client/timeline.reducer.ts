@@ -19,6 +19,7 @@ import {
   type StreamStatus,
   type TaskPhase,
 } from './stream-event';
+import { ToolTable } from './tool-table';
 
 export type ToolPhase = 'running' | 'completed' | 'failed';
 
@@ -49,9 +50,8 @@ export interface TimelineState {
   answer?: string;
   /** Task ended (terminal or interrupted) or the agent answered with a bare message. */
   done: boolean;
-  tools: ReadonlyMap<string, ToolCallEntry>;
-  /** Tool call ids in order of first appearance: parallel tools keep their place. */
-  order: readonly string[];
+  /** Per toolCallId, in order of first appearance: parallel tools keep their place. */
+  tools: ToolTable;
   /** Text per answer artifact id, in first-seen order. */
   artifacts: ReadonlyMap<string, string>;
   /** The SSE id of the last event applied: what a resume sends as `Last-Event-ID`. */
@@ -64,8 +64,8 @@ export interface TimelineState {
   clockOffsetMs?: number;
   /** Highest integer SSE id applied: integer ids are a per-task sequence, replays sit below it. */
   lastSequence?: number;
-  /** Non-integer SSE ids already applied. */
-  seenEventIds: ReadonlySet<string>;
+  /** The latest non-integer SSE ids applied (a window: a resume replays only recent ones). */
+  seenEventIds: readonly string[];
   /** What could not be used and why (bad events, bad frames, conflicting frames); the latest 50. */
   problems: readonly string[];
 }
@@ -80,13 +80,13 @@ export interface TimelineInput {
 }
 
 const MAX_PROBLEMS = 50;
+const SEEN_ID_WINDOW = 256;
 
 export const initialTimelineState: TimelineState = Object.freeze({
   done: false,
-  tools: new Map<string, ToolCallEntry>(),
-  order: [],
+  tools: ToolTable.empty,
   artifacts: new Map<string, string>(),
-  seenEventIds: new Set<string>(),
+  seenEventIds: [],
   problems: [],
 });
 
@@ -98,12 +98,12 @@ const INTEGER_ID = /^\d{1,15}$/;
 
 function alreadyApplied(state: TimelineState, eventId: string): boolean {
   if (INTEGER_ID.test(eventId)) return state.lastSequence !== undefined && Number(eventId) <= state.lastSequence;
-  return state.seenEventIds.has(eventId);
+  return state.seenEventIds.includes(eventId);
 }
 
 function markApplied(state: TimelineState, eventId: string): TimelineState {
   if (INTEGER_ID.test(eventId)) return { ...state, lastEventId: eventId, lastSequence: Number(eventId) };
-  return { ...state, lastEventId: eventId, seenEventIds: new Set(state.seenEventIds).add(eventId) };
+  return { ...state, lastEventId: eventId, seenEventIds: [...state.seenEventIds.slice(1 - SEEN_ID_WINDOW), eventId] };
 }
 
 function withProblem(state: TimelineState, problem: string): TimelineState {
@@ -171,8 +171,7 @@ function applyFrame(state: TimelineState, frame: ToolCallArtifactData, receivedA
   if (!applied) return state;
   let next = state;
   if (applied.entry !== previous) {
-    const tools = new Map(state.tools).set(frame.toolCallId, applied.entry);
-    next = { ...state, tools, order: previous ? state.order : [...state.order, frame.toolCallId] };
+    next = { ...state, tools: state.tools.set(applied.entry) };
     const offset = receivedAt - at;
     if (state.clockOffsetMs === undefined || offset < state.clockOffsetMs) next.clockOffsetMs = offset;
   }

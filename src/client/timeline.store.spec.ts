@@ -6,7 +6,7 @@ describe('TimelineStore', () => {
   it('tells listeners about real changes only, and stops after unsubscribe', () => {
     const store = new TimelineStore();
     const heard: number[] = [];
-    const unsubscribe = store.subscribe((s) => heard.push(s.order.length));
+    const unsubscribe = store.subscribe((s) => heard.push(s.tools.size));
     const [task, thinking] = events10();
     store.dispatch({ data: task, eventId: '1', receivedAt: 0 });
     store.dispatch({ data: task, eventId: '1', receivedAt: 0 });
@@ -25,6 +25,6 @@ describe('TimelineStore', () => {
     }
     const final = await new TimelineStore().follow(stream());
     expect(final.taskState).toBe('completed');
-    expect(final.order).toEqual(['call_w', 'call_t', 'call_d']);
+    expect(final.tools.ids()).toEqual(['call_w', 'call_t', 'call_d']);
   });
 });

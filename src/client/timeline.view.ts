@@ -112,10 +112,7 @@ export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
 /** The view at time `now` (epoch ms on the client's clock; running tools show their time so far). */
 export function timelineView(state: TimelineState, now: number): TimelineView {
   const rows: ToolRow[] = [];
-  for (const id of state.order) {
-    const entry = state.tools.get(id);
-    if (entry) rows.push(rowOf(entry, state, now));
-  }
+  for (const entry of state.tools) rows.push(rowOf(entry, state, now));
   const failed = isTerminalPhase(state.taskState) && state.taskState !== 'completed';
   const view: TimelineView = { rows, groups: parallelGroups(rows), done: state.done, failed };
   if (state.taskState) view.taskState = state.taskState;
