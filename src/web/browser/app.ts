@@ -14,10 +14,11 @@ import {
 } from '../../client';
 import { TimelineDom } from './timeline-dom';
 
+/** Questions the offline demo agent understands; several asks in one run tools in parallel. */
 const EXAMPLES = [
   'What is the weather in Paris and the time in Tokyo?',
-  'Compute 12 * (3 + 4) and divide 1 by 0',
-  'Read the doc "nope"',
+  'Weather in Oslo, wait 2 seconds and read the doc nope',
+  'What is 12 * (3 + 4) and 1 / 0?',
   'Search the docs for reconnect',
 ];
 
