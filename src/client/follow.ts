@@ -202,7 +202,12 @@ async function httpFailure(call: HttpCall, response: Response): Promise<A2aClien
   });
 }
 
-async function request(doFetch: typeof fetch, call: HttpCall, signal: AbortSignal, extra?: Record<string, string>) {
+async function request(
+  doFetch: typeof fetch,
+  call: HttpCall,
+  signal: AbortSignal | undefined,
+  extra?: Record<string, string>,
+): Promise<Response> {
   try {
     return await doFetch(call.url, {
       method: call.method,
@@ -278,7 +283,7 @@ async function settledSnapshot(
 ): Promise<unknown | undefined> {
   const call = getTaskCall(options, taskId);
   try {
-    const response = await request(doFetch, call, options.signal ?? new AbortController().signal);
+    const response = await request(doFetch, call, options.signal);
     if (!response.ok) return undefined;
     const task = unwrap(call, await response.json(), options.endpoint.binding);
     // 1.0 returns a bare Task: wrap it as the StreamResponse it would be on a stream.
