@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
 import { WebModule } from './web';
 
 /** The demo application: every toolstream module on its offline defaults. */
-@Module({ imports: [ExtensionsModule, HealthModule, WebModule.forRoot({})] })
+@Module({ imports: [ExtensionsModule, ExecutorModule, HealthModule, WebModule.forRoot({})] })
 export class AppModule {}
