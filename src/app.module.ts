@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
+import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 
 /** The demo application: every toolstream module on its offline defaults. */
-@Module({ imports: [ExtensionsModule, ExecutorModule, HealthModule, WebModule.forRoot({})] })
+@Module({ imports: [ExtensionsModule, RuntimeModule.forRoot({}), HealthModule, WebModule.forRoot({})] })
 export class AppModule {}
