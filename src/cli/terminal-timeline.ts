@@ -154,7 +154,8 @@ export class TtyTimelinePrinter implements TimelinePrinter {
 
   /** One screen line: a wrapped line would break the cursor arithmetic of the redraw. */
   private fit(line: (paint: Paint) => string): string {
-    const width = Math.max(20, this.out.columns ?? 100);
+    // A pseudo-terminal without a window size reports 0 columns.
+    const width = Math.max(20, this.out.columns || 100);
     const plain = line(noColor);
     return plain.length < width ? line(this.paint) : `${plain.slice(0, width - 2)}…`;
   }

@@ -17,7 +17,7 @@ import { TimelineDom } from './timeline-dom';
 /** Questions the offline demo agent understands; several asks in one run tools in parallel. */
 const EXAMPLES = [
   'What is the weather in Paris and the time in Tokyo?',
-  'Weather in Oslo, wait 2 seconds and read the doc nope',
+  'Weather in Berlin, wait 2 seconds and read the doc nope',
   'What is 12 * (3 + 4) and 1 / 0?',
   'Search the docs for reconnect',
 ];
