@@ -57,6 +57,14 @@ describe.each(['demo-1.0.sse', 'demo-0.3.sse'])('timeline over the recorded %s',
     }
   });
 
+  it('still shows a terminal frame whose started frame never came (an unknown id)', () => {
+    const withoutStart = inputs.filter((i) => !/"name":"read_doc"[^}]*"phase":"started"/.test(JSON.stringify(i.data)));
+    expect(withoutStart).toHaveLength(inputs.length - 1);
+    const readDoc = run(withoutStart).tools.values().find((t) => t.name === 'read_doc');
+    expect(readDoc).toMatchObject({ phase: 'failed', startSeen: false, error: expect.stringMatching(/^no document named "nope"/) });
+    expect(readDoc?.durationMs).toBeUndefined();
+  });
+
   it('keeps the same entries when the frames of different tools arrive in another order', () => {
     const frames = inputs.filter((i) => JSON.stringify(i.data).includes('"tool-call"'));
     const others = inputs.filter((i) => !frames.includes(i));
