@@ -46,5 +46,4 @@ import { WebModule } from './web';
     WebModule.forRoot({}),
   ],
 })
-
 export class AppModule {}
