@@ -5,6 +5,7 @@ import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
 import { RuntimeModule } from './runtime';
+import { WebModule } from './web';
 
 const card: A2aModuleOptions['card'] = {
   name: 'toolstream demo agent',
@@ -45,6 +46,7 @@ const card: A2aModuleOptions['card'] = {
     RuntimeModule.forRoot({ executor: ExecutorModule.forRootAsync({ useFactory: () => executorOptionsFromEnv() }) }),
     A2aModule.forRootAsync({ useFactory: () => ({ ...a2aOptionsFromEnv(), card }) }),
     HealthModule,
+    WebModule.forRoot({}),
   ],
 })
 export class AppModule {}
