@@ -7,7 +7,6 @@ import type { INestApplication } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { AppModule } from '../src/app.module';
-import { ExecutorModule, type ExecutorModuleOptions } from '../src/executor';
 
 interface Run {
   code: number | null;
@@ -31,11 +30,17 @@ function npmAsk(args: string[]): Promise<Run> {
   });
 }
 
-/** The demo app; `executorOptions` configure its offline agent (e.g. a run time budget). */
-async function startDemo(executorOptions?: ExecutorModuleOptions): Promise<{ app: INestApplication; base: string }> {
-  let builder = Test.createTestingModule({ imports: [AppModule] });
-  if (executorOptions) builder = builder.overrideModule(ExecutorModule).useModule(ExecutorModule.forRoot(executorOptions));
-  const app = (await builder.compile()).createNestApplication({ logger: false, forceCloseConnections: true });
+/** The demo app; `env` configures it as at boot (e.g. TOOLSTREAM_RUN_TIMEOUT_MS, its run time budget). */
+async function startDemo(env: Record<string, string> = {}): Promise<{ app: INestApplication; base: string }> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  let moduleRef;
+  try {
+    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  } finally {
+    process.env = saved;
+  }
+  const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
   await app.listen(0, '127.0.0.1');
   return { app, base: (await app.getUrl()).replace('[::1]', '127.0.0.1') };
 }
@@ -73,7 +78,7 @@ describe('npm run ask against the demo (e2e)', () => {
 
   it('exits non-zero when the task fails, saying why, its open tool closed with ✗', async () => {
     // The demo agent with a run budget shorter than the slow step it is asked for.
-    const { app, base } = await startDemo({ runTimeoutMs: 300 });
+    const { app, base } = await startDemo({ TOOLSTREAM_RUN_TIMEOUT_MS: '300' });
     try {
       const run = await npmAsk(['wait 3 seconds', '--url', base]);
       const lines = run.stdout.trimEnd().split('\n');
