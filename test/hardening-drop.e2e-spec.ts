@@ -1,0 +1,344 @@
+/**
+ * Clients that vanish: 10,000 streams opened on loopback and dropped mid-stream (destroyed, or
+ * reset), in batches, against runs that keep going; afterwards every listener, run, stream,
+ * subscription, timer and socket is back to its baseline and the heap has not grown. And a
+ * client that stops reading is cut off after a bounded server-side buffer, without slowing the
+ * clients that read.
+ */
+import { connect, type Socket } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { A2aModule, AgentBus, AgentRuntimeService, ExecutorModule, RuntimeModule, TaskService } from '../src';
+import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
+import { sleep } from '../src/executor/tools/abortable';
+import { ScriptedBusModule } from './support/a2a-test-app';
+import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
+import { manual } from './support/scripts';
+import { collect, eventually } from './support/sse';
+
+export const DROPPED_STREAMS = 10_000;
+const BATCH = 250;
+/** One dropped stream in this many starts its own run (SendStreamingMessage), cancelled by the drop. */
+const STARTS_A_RUN_EVERY = 20;
+const LONG_TASKS = 4;
+
+/**
+ * "tick T x K": T model turns, each calling K tools that end one after another (every TICK_MS),
+ * so a run keeps sending frames for a while; then an answer. (Each turn is a few graph steps,
+ * well within LangGraph's recursion limit.)
+ */
+const TICK_MS = 250;
+
+class TickerModel extends OfflineChatModel {
+  _llmType(): string {
+    return 'ticker-test';
+  }
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const turn = readCurrentTurn(messages);
+    const [, turns, perTurn] = (/tick (\d+) x (\d+)/.exec(turn.request) ?? ['', '1', '1']).map(Number);
+    if (turn.modelTurns >= turns) return this.result(new AIMessage(`ticked ${turns} turns`));
+    const calls = Array.from({ length: perTurn }, (_, k) => ({ id: `t${turn.modelTurns}_${k}`, name: 'tick', args: { ms: (k + 1) * TICK_MS } }));
+    return this.result(new AIMessage({ content: '', tool_calls: calls }));
+  }
+}
+
+const tick = tool(
+  async ({ ms }: { ms: number }, config) => {
+    await sleep(ms, config?.signal);
+    return { ms };
+  },
+  { name: 'tick', description: 'waits, then answers', schema: z.object({ ms: z.number() }) },
+);
+
+const gc = (): void => {
+  v8.setFlagsFromString('--expose-gc');
+  const collect = vm.runInNewContext('gc') as () => void;
+  for (let i = 0; i < 4; i++) collect();
+};
+
+function countByType(resources: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const type of resources) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * Opens a stream over a raw socket and resolves once its first event has arrived (mid-stream),
+ * with the socket still open.
+ */
+function openStream(port: number, path: string, body: unknown, lastEventId?: number): Promise<Socket> {
+  const payload = JSON.stringify(body);
+  const resume = lastEventId === undefined ? '' : `Last-Event-ID: ${lastEventId}\r\n`;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let seen = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no event on ${path} within 30 s`));
+    }, 30_000);
+    socket.setEncoding('utf8');
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('data', (chunk: string) => {
+      seen += chunk;
+      const headerEnd = seen.indexOf('\r\n\r\n');
+      if (headerEnd >= 0 && !/content-type: text\/event-stream/i.test(seen.slice(0, headerEnd))) {
+        clearTimeout(timer);
+        socket.destroy();
+        reject(new Error(`${path} answered without a stream: ${seen.slice(0, 500)}`));
+        return;
+      }
+      if (!seen.includes('\ndata: ')) return;
+      clearTimeout(timer);
+      socket.removeAllListeners('data');
+      socket.on('error', () => undefined);
+      resolve(socket);
+    });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n${resume}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
+  });
+}
+
+describe('dropped clients (e2e)', () => {
+  let app: INestApplication;
+  let base: string;
+  let port: number;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new TickerModel({}), tools: [tick] }) }),
+        // Finished tasks expire at once, so what stays in memory is only what leaked.
+        A2aModule.forRoot({ taskTtlMs: 50, disconnectGraceMs: 0, keepAliveMs: 1_000 }),
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false, forceCloseConnections: true });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+    port = Number(new URL(base).port);
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const rpc = (method: string, params: unknown) => ({ jsonrpc: '2.0', id: 1, method, params });
+  const message = (text: string) => ({ messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] });
+
+  async function dropBatch(longTasks: string[], offset: number, size: number): Promise<void> {
+    const sockets = await Promise.all(
+      Array.from({ length: size }, (_, k) => {
+        const n = offset + k;
+        const task = longTasks[n % longTasks.length];
+        if (n % STARTS_A_RUN_EVERY === 0) return openStream(port, '/a2a', rpc('SendStreamingMessage', { message: message('tick 1 x 2') }));
+        // Most resume just behind the live edge (Last-Event-ID), one in four from a Task snapshot.
+        const lastSeq = app.get(TaskService).find(task, undefined)!.log.lastSeq;
+        const resume = n % 4 === 1 ? undefined : Math.max(0, lastSeq - 1);
+        return n % 2 === 0 ? openStream(port, '/a2a', rpc('SubscribeToTask', { id: task }), resume) : openStream(port, `/tasks/${task}:subscribe`, {}, resume);
+      }),
+    );
+    // Half leave with a FIN, half with a TCP reset.
+    sockets.forEach((socket, k) => (k % 2 === 0 ? socket.destroy() : socket.resetAndDestroy()));
+  }
+
+  function snapshot() {
+    const tasks = app.get(TaskService).metrics();
+    return {
+      busListeners: app.get(AgentBus).listenerCount(),
+      activeRuns: app.get(AgentRuntimeService).activeRuns(),
+      tasks: tasks.tasks,
+      liveTasks: tasks.liveTasks,
+      topicSubscriptions: tasks.topicSubscriptions,
+      openStreams: tasks.openStreams,
+    };
+  }
+
+  it(`${DROPPED_STREAMS} streams dropped mid-stream against running tasks: everything back to baseline, heap not grown`, async () => {
+    // Warm up (lazy modules, JIT, pools), then take the baseline.
+    const warm = await startLongTasks(1);
+    await dropBatch(warm, 0, BATCH);
+    await cancelAll(warm);
+    await settle();
+    const baseline = snapshot();
+    const resources = countByType(process.getActiveResourcesInfo());
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+
+    const longTasks = await startLongTasks(LONG_TASKS);
+    for (let offset = 0; offset < DROPPED_STREAMS; offset += BATCH) await dropBatch(longTasks, offset, BATCH);
+    // The runs kept going all along: each long task has ticked since.
+    const ticked = longTasks.map((id) => app.get(TaskService).find(id, undefined)!.log.lastSeq);
+    expect(Math.min(...ticked)).toBeGreaterThan(10);
+    expect(app.get(AgentRuntimeService).activeRuns()).toBeGreaterThanOrEqual(LONG_TASKS);
+    await cancelAll(longTasks);
+    await settle();
+
+    expect(snapshot()).toEqual(baseline);
+    await eventually(() => {
+      const now = countByType(process.getActiveResourcesInfo());
+      return Object.keys({ ...now, ...resources }).every((type) => (now[type] ?? 0) <= (resources[type] ?? 0));
+    }, 10_000, `active handles back to ${JSON.stringify(resources)}`);
+    gc();
+    const grown = process.memoryUsage().heapUsed - heapBefore;
+    // A leak of a few hundred bytes per stream would be megabytes here.
+    expect(grown).toBeLessThan(8 * 1024 * 1024);
+    // eslint-disable-next-line no-console
+    console.info(`dropped ${DROPPED_STREAMS} streams; heap after GC ${(grown / 1024 / 1024).toFixed(1)} MB from the baseline`);
+  });
+
+  async function startLongTasks(count: number): Promise<string[]> {
+    return Promise.all(
+      Array.from({ length: count }, async () => {
+        const response = await fetch(`${base}/a2a`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+          body: JSON.stringify(rpc('SendMessage', { message: message('tick 10 x 20'), configuration: { returnImmediately: true } })),
+        });
+        return ((await response.json()) as { result: { task: { id: string } } }).result.task.id;
+      }),
+    );
+  }
+
+  async function cancelAll(ids: string[]): Promise<void> {
+    await Promise.all(
+      ids.map((id) =>
+        fetch(`${base}/tasks/${id}:cancel`, { method: 'POST', headers: { 'a2a-version': '1.0' } }).then((r) => r.text()),
+      ),
+    );
+  }
+
+  async function settle(): Promise<void> {
+    await eventually(() => {
+      const s = snapshot();
+      return s.activeRuns === 0 && s.liveTasks === 0 && s.openStreams === 0 && s.tasks === 0;
+    }, 15_000, 'runs, tasks and streams to end');
+  }
+});
+
+describe('a client that stops reading (e2e)', () => {
+  const FRAMES = 1_500;
+  const RESULT = 'r'.repeat(30_000);
+  const MAX_EVENTS = 200;
+  let app: INestApplication;
+  let base: string;
+  let worker: ScriptedWorker;
+  /** Per client (header x-client): the most a response held in its buffer, how often write() said "wait", when it closed. */
+  const responses = new Map<string, { maxBuffered: number; refused: number; largestWrite: number; closedAt?: number }>();
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [ScriptedBusModule, A2aModule.forRoot({ maxEventsPerTask: MAX_EVENTS, maxFrameFieldBytes: 64 * 1024 })],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: ['error'], forceCloseConnections: true });
+    app.use((req: { headers: Record<string, unknown> }, res: NodeJS.WritableStream & { writableLength: number; write: (...args: unknown[]) => boolean }, next: () => void) => {
+      const client = req.headers['x-client'];
+      if (typeof client === 'string') {
+        const seen = { maxBuffered: 0, refused: 0, largestWrite: 0, closedAt: undefined as number | undefined };
+        responses.set(client, seen);
+        const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+        res.write = (...args: unknown[]) => {
+          const ok = write(...args);
+          seen.largestWrite = Math.max(seen.largestWrite, Buffer.byteLength(args[0] as string));
+          seen.maxBuffered = Math.max(seen.maxBuffered, res.writableLength);
+          if (!ok) seen.refused += 1;
+          return ok;
+        };
+        res.on('close', () => (seen.closedAt = Date.now()));
+      }
+      next();
+    });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+    worker = new ScriptedWorker(app.get(AgentBus), manual).start();
+  });
+  afterAll(async () => {
+    worker.stop();
+    await app.close();
+  });
+
+  async function startTask(): Promise<ScriptedRun> {
+    const nextRun = worker.nextRun();
+    await fetch(`${base}/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'storm' }] }, configuration: { returnImmediately: true } } }),
+    }).then((r) => r.text());
+    return nextRun;
+  }
+
+  const subscribe = (id: string, client: string) =>
+    fetch(`${base}/tasks/${id}:subscribe`, { method: 'POST', headers: { 'a2a-version': '1.0', 'x-client': client } });
+
+  /** Fast readers of one storm: how long until each had every event, and the event ids each saw. */
+  async function storm(run: ScriptedRun, readers: Promise<Response>[]): Promise<{ ms: number; ids: number[][] }> {
+    const began = Date.now();
+    const done = readers.map(async (response) => (await collect(await response)).filter((m) => m.data).map((m) => Number(m.id)));
+    for (let i = 0; i < FRAMES; i++) {
+      run.started(`c${i}`, 'fetch', { i });
+      run.completed(`c${i}`, 'fetch', RESULT);
+      // About 30 MB/s: what readers on loopback take, far more than a stalled socket buffers.
+      if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    run.reply('done');
+    const ids = await Promise.all(done);
+    return { ms: Date.now() - began, ids };
+  }
+
+  it('is cut off after a bounded buffer (write() said wait; the task is not cancelled), and the readers get every event no slower', async () => {
+    const quiet = await startTask();
+    const alone = await storm(quiet, [subscribe(quiet.id, 'alone-1'), subscribe(quiet.id, 'alone-2')]);
+
+    const run = await startTask();
+    // One stalled client per binding: each reads the response headers and first event, then nothing.
+    const port = Number(new URL(base).port);
+    const rpcBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: run.id } });
+    const stalled = await Promise.all(
+      [
+        `POST /tasks/${run.id}:subscribe HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Client: stalled-rest\r\nContent-Length: 0\r\n\r\n`,
+        `POST /a2a HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-Client: stalled-rpc\r\nContent-Type: application/json\r\nContent-Length: ${rpcBody.length}\r\n\r\n${rpcBody}`,
+      ].map(
+        (request) =>
+          new Promise<Socket>((resolve) => {
+            const socket = connect(port, '127.0.0.1');
+            socket.once('data', () => {
+              socket.pause();
+              resolve(socket);
+            });
+            socket.write(request);
+          }),
+      ),
+    );
+    const withStalled = await storm(run, [subscribe(run.id, 'reader-1'), subscribe(run.id, 'reader-2')]);
+
+    // Every reader got every event, in order, the terminal one last.
+    for (const ids of [...alone.ids, ...withStalled.ids]) {
+      expect(ids.slice(1)).toEqual(Array.from({ length: ids.length - 1 }, (_, k) => ids[0] + 1 + k));
+      expect(ids[ids.length - 1]).toBe(2 * FRAMES + 3); // the Task, the frames, the answer, COMPLETED
+    }
+    // Not slowed by the stalled client (generous margin: timing on a shared machine).
+    expect(withStalled.ms).toBeLessThan(2 * alone.ms + 2_000);
+
+    for (const client of ['stalled-rest', 'stalled-rpc']) {
+      const slow = responses.get(client)!;
+      await eventually(() => slow.closedAt !== undefined, 10_000, `the server to drop ${client}`);
+      expect(slow.refused).toBeGreaterThan(0);
+      // Bounded: the high-water mark plus the event that crossed it, whatever the task produced.
+      expect(slow.maxBuffered).toBeLessThanOrEqual(16 * 1024 + slow.largestWrite);
+      expect(slow.maxBuffered).toBeLessThan(100 * 1024);
+    }
+    expect(worker.cancels).toEqual([]);
+    expect(app.get(TaskService).metrics().openStreams).toBe(0);
+    stalled.forEach((socket) => socket.destroy());
+    const buffered = ['stalled-rest', 'stalled-rpc'].map((c) => `${(responses.get(c)!.maxBuffered / 1024).toFixed(0)} KiB`).join(' / ');
+    // eslint-disable-next-line no-console
+    console.info(`stalled clients (HTTP+JSON / JSON-RPC): cut off with ${buffered} buffered; readers ${withStalled.ms} ms vs ${alone.ms} ms alone`);
+  });
+});
