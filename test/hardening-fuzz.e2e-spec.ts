@@ -222,7 +222,7 @@ const jsonRpcCall = fc
 type RestCall =
   | { route: 'send' | 'stream'; body: unknown }
   | { route: 'list'; query: Record<string, unknown> }
-  | { route: 'get' | 'cancel' | 'subscribe'; id: IdRef; query: Record<string, unknown> };
+  | { route: 'get' | 'cancel' | 'subscribe'; id: IdRef; query: Record<string, unknown>; undecodable?: string };
 const restCall: fc.Arbitrary<RestCall> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ route: fc.constantFrom('send' as const, 'stream' as const), body: mostly(sendParams('1.0'), hostileJson, 10) }) },
   { weight: 1, arbitrary: fc.record({ route: fc.constant('list' as const), query: listParams }) },
@@ -232,6 +232,8 @@ const restCall: fc.Arbitrary<RestCall> = fc.oneof(
       route: fc.constantFrom('get' as const, 'cancel' as const, 'subscribe' as const),
       id: idRef,
       query: fc.record({ historyLength: mostly(fc.integer({ min: 0, max: 3 }), anyText) }, { requiredKeys: [] }),
+      // A path segment that is not valid percent-encoding, sent as is.
+      undecodable: fc.option(fc.constantFrom('%E0%A4%A', '%ZZ', '%', '%C0%AF%', 'a%2'), { freq: 8, nil: undefined }),
     }),
   },
 );
@@ -402,14 +404,14 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
   it(`HTTP+JSON: ${FUZZ_RUNS.rest} requests on every route, always a StreamResponse, a Task or a google.rpc.Status`, async () => {
     await fc.assert(
       fc.asyncProperty(restCall, headers('1.0'), async (generated, h) => {
-        const call = withIds(generated) as RestCall & { id?: string };
+        const call = withIds(generated) as RestCall & { id?: string; undecodable?: string };
         const query = 'query' in call ? `?${new URLSearchParams(Object.entries(call.query).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))}` : '';
         const [method, path, body] =
           call.route === 'send' || call.route === 'stream'
             ? ['POST', call.route === 'send' ? '/message:send' : '/message:stream', JSON.stringify(call.body)]
             : call.route === 'list'
               ? ['GET', `/tasks${query}`, undefined]
-              : [call.route === 'get' ? 'GET' : 'POST', `/tasks/${pathSegment(String(call.id))}${call.route === 'get' ? '' : `:${call.route}`}${query}`, undefined];
+              : [call.route === 'get' ? 'GET' : 'POST', `/tasks/${call.undecodable ?? pathSegment(String(call.id))}${call.route === 'get' ? '' : `:${call.route}`}${query}`, undefined];
         const response = await exchange(path, { method, headers: toHeaders(h, body !== undefined), body });
         expect(response.status).toBeLessThan(500);
         expect(response.body).not.toMatch(STACK_TRACE);

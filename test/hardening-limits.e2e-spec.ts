@@ -105,6 +105,17 @@ describe('limits (e2e): each a clear error with the A2A/JSON-RPC code, naming th
     expect((await rpcError(await send(t.base, '/a2a', fine))).code).toBe(-32001);
   });
 
+  it('a task path that is not valid percent-encoding: 400 naming the field, in the binding\'s shape', async () => {
+    for (const [method, path] of [
+      ['GET', '/tasks/%E0%A4%A'],
+      ['POST', '/tasks/%ZZ:cancel'],
+      ['POST', '/tasks/%:subscribe'],
+    ]) {
+      const error = await restError(await fetch(`${t.base}${path}`, { method, headers: { 'a2a-version': '1.0' } }), 400);
+      expect(error).toMatchObject({ status: 'INVALID_ARGUMENT', message: expect.stringMatching(/^Invalid parameters: id: is not valid percent-encoding/) });
+    }
+  });
+
   it('parts per message (maxPartsPerMessage): -32602 / 400 naming the limit, on every binding and version', async () => {
     const parts = Array.from({ length: 5 }, (_, i) => ({ text: `p${i}` }));
     const v1 = await rpcError(await rpc(t.base, 'SendMessage', { message: wireMessage('x', { parts }) }));

@@ -6,6 +6,7 @@ import {
   A2aHttpError,
   bodyTooLarge,
   bodyUnreadable,
+  invalidParams,
   jsonRpcHttpStatus,
   parseError,
   toJsonRpcErrorObject,
@@ -48,26 +49,28 @@ export function bodyReadError(err: unknown, limitOption = APP_PARSER_LIMIT): unk
 }
 
 const JSON_RPC_ROUTE = new RegExp(`/${JSON_RPC_PATH}$`);
-const REST_BODY_ROUTES = /\/(message:(send|stream)|tasks\/[^/]+:(cancel|subscribe))$/;
+const REST_ROUTES = /\/(message:(send|stream)|tasks(\/[^/]+)?)$/;
+/** What Express says (Nest turning its URIError into a BadRequestException) of a path it cannot percent-decode. */
+const UNDECODABLE_PARAM = /^Failed to decode param '(.*)'$/s;
 
 /**
  * Errors met before any A2A route runs, while the body is read (by the application's parser or
- * A2aJsonBodyMiddleware): only a global filter sees them. On the A2A routes this one answers in
- * the binding's shape (JSON-RPC error object, or HTTP+JSON `google.rpc.Status` body, with the
- * error's HTTP status); everywhere else, and for any other error, Nest's answer is unchanged.
- * Filters an application registers itself take precedence over this one.
+ * A2aJsonBodyMiddleware) or the path is decoded: only a global filter sees them. On the A2A
+ * routes this one answers in the binding's shape (JSON-RPC error object, or HTTP+JSON
+ * `google.rpc.Status` body, with the error's HTTP status); everywhere else, and for any other
+ * error, Nest's answer is unchanged. Filters an application registers itself take precedence.
  */
 @Catch()
 export class BodyParseFilter extends BaseExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
-    const error = this.asBodyError(exception, req);
-    if (req.method !== 'POST' || !error || res.headersSent) return super.catch(exception, host);
-    if (JSON_RPC_ROUTE.test(req.path)) {
+    const error = this.asRequestError(exception, req);
+    if (!error || res.headersSent) return super.catch(exception, host);
+    if (JSON_RPC_ROUTE.test(req.path) && req.method === 'POST') {
       const { status, headers } = jsonRpcHttpStatus(error);
       res.status(status).set(headers).json({ jsonrpc: '2.0', id: requestId(req.body), error: toJsonRpcErrorObject(error) });
-    } else if (REST_BODY_ROUTES.test(req.path)) {
+    } else if (REST_ROUTES.test(req.path)) {
       const { status, body } = toRestError(error);
       res.status(status).set(error instanceof A2aHttpError ? error.headers : {}).type(A2A_JSON_CONTENT_TYPE).send(JSON.stringify(body));
     } else {
@@ -75,12 +78,16 @@ export class BodyParseFilter extends BaseExceptionFilter {
     }
   }
 
-  private asBodyError(exception: unknown, req: Request): A2aHttpError | JsonRpcRequestError | undefined {
+  private asRequestError(exception: unknown, req: Request): A2aHttpError | JsonRpcRequestError | undefined {
     // Raised by A2aJsonBodyMiddleware, already in A2A terms.
     if (exception instanceof A2aHttpError || exception instanceof JsonRpcRequestError) return exception;
-    // Nest turns the application parser's SyntaxError into a BadRequestException; a parser
-    // failure leaves the body unset, and any other 400 is not ours to reshape.
-    if (exception instanceof BadRequestException) return req.body === undefined ? parseError(exception.message) : undefined;
+    if (exception instanceof BadRequestException) {
+      const param = UNDECODABLE_PARAM.exec(exception.message);
+      if (param) return invalidParams([{ field: 'id', description: `is not valid percent-encoding: ${JSON.stringify(param[1].slice(0, 40))}` }]);
+      // Nest turns the application parser's SyntaxError into a BadRequestException; a parser
+      // failure leaves the body of a POST unset, and any other 400 is not ours to reshape.
+      return req.method === 'POST' && req.body === undefined ? parseError(exception.message) : undefined;
+    }
     const mapped = bodyReadError(exception);
     return mapped === exception ? undefined : (mapped as A2aHttpError | JsonRpcRequestError);
   }
