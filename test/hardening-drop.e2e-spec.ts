@@ -22,7 +22,7 @@ import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';
 import { collect, eventually } from './support/sse';
 
-export const DROPPED_STREAMS = 10_000;
+const DROPPED_STREAMS = 10_000;
 const BATCH = 250;
 /** One dropped stream in this many starts its own run (SendStreamingMessage), cancelled by the drop. */
 const STARTS_A_RUN_EVERY = 20;

@@ -34,7 +34,7 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261202);
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const runs = (n: number): number => Math.max(1, Math.round(n * SCALE));
 /** Cases per property; their sum is the figure the README gives. */
-export const FUZZ_RUNS = { jsonRpc: runs(3500), rest: runs(2000), garbage: runs(1500), frames: runs(4000) };
+const FUZZ_RUNS = { jsonRpc: runs(3500), rest: runs(2000), garbage: runs(1500), frames: runs(4000) };
 
 const KEY = 'fuzz-key-7d1c2b3a4e5f60718293';
 const REQUEST_TIMEOUT_MS = 20_000;

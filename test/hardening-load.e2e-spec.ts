@@ -26,7 +26,7 @@ import {
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
 import { collect, eventually } from './support/sse';
 
-export const OVERLAPPING_TASKS = 500;
+const OVERLAPPING_TASKS = 500;
 const CALLS_PER_TASK = 3;
 
 /** The default bus, also keeping every tool frame the runtime publishes, per task. */
