@@ -1,0 +1,66 @@
+import type { LoadJob, LoadResult } from '../load/load-types';
+import type { Target } from './ipc';
+import { LoadProcess, ServerProcess } from './processes';
+import type { Scenario } from './scenario';
+
+/** Warm-up before any figure: JIT-compiles each server's hot path (a few small tasks). */
+const WARM_UP: Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario' | 'timeLimitMs'> = {
+  streams: 10,
+  maxOpen: 5,
+  scenario: { toolCalls: 50, intervalMs: 0, idle: false },
+  timeLimitMs: 30_000,
+};
+
+export interface MeasuredRun {
+  target: Target;
+  result: LoadResult;
+  /** Server CPU (user + system) spent during the run, in µs. */
+  serverCpuUs: number;
+}
+
+/**
+ * One warm server process per target, started on first use and shared by the runs of a
+ * section. A run that was cut leaves work behind in the server (the reference never aborts a
+ * run whose client left), so that server is replaced before the next run.
+ */
+export class ServerPool {
+  private readonly servers = new Map<Target, ServerProcess>();
+
+  constructor(readonly load: LoadProcess) {}
+
+  async server(target: Target): Promise<ServerProcess> {
+    let server = this.servers.get(target);
+    if (!server) {
+      server = await ServerProcess.start(target);
+      this.servers.set(target, server);
+      const warm = await this.load.run({ url: server.url, ...WARM_UP });
+      if (warm.completed !== warm.streams) {
+        throw new Error(`${target} failed its warm-up: ${warm.errors.join('; ') || `${warm.cut} streams cut`}`);
+      }
+    }
+    return server;
+  }
+
+  /** Runs one load job against a target and measures the server's CPU during it. */
+  async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number): Promise<MeasuredRun> {
+    const server = await this.server(target);
+    const before = await server.cpuUs();
+    const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
+    const serverCpuUs = (await server.cpuUs()) - before;
+    if (result.cut > 0 || result.failed > 0) await this.retire(target);
+    if (result.failed > 0) {
+      throw new Error(`${target}: ${result.failed} of ${streams} streams failed: ${result.errors.join('; ')}`);
+    }
+    return { target, result, serverCpuUs };
+  }
+
+  async retire(target: Target): Promise<void> {
+    const server = this.servers.get(target);
+    this.servers.delete(target);
+    await server?.stop();
+  }
+
+  async stopAll(): Promise<void> {
+    for (const target of [...this.servers.keys()]) await this.retire(target);
+  }
+}
