@@ -1,8 +1,10 @@
 /**
- * `npm run bench [-- --quick] [-- --only=pipeline,side,idle,executor]`
+ * `npm run bench [-- --quick] [--only=pipeline,side,idle,executor] [--profile]`
  *
  * Runs every section, prints a table, and writes bench/results.json, bench/RESULTS.md and
  * bench/chart.svg. Servers and load each run in a child process of their own, on loopback.
+ * With --profile, toolstream's server processes write V8 CPU profiles to bench/.work/profiles
+ * (read them with bench/profile-summary.ts).
  */
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -20,19 +22,21 @@ import { measureSideBySide } from './sections/side-by-side';
 const SECTIONS = ['pipeline', 'side', 'idle', 'executor'] as const;
 type Section = (typeof SECTIONS)[number];
 
-function parseArgs(argv: string[]): { quick: boolean; sections: Section[] } {
+function parseArgs(argv: string[]): { quick: boolean; profile: boolean; sections: Section[] } {
   let quick = false;
+  let profile = false;
   let sections: Section[] = [...SECTIONS];
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
+    else if (arg === '--profile') profile = true;
     else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
       const unknown = wanted.filter((s) => !(SECTIONS as readonly string[]).includes(s));
       if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
       sections = wanted as Section[];
-    } else throw new Error(`unknown argument ${arg}; use --quick and/or --only=${SECTIONS.join(',')}`);
+    } else throw new Error(`unknown argument ${arg}; use --quick, --profile, --only=${SECTIONS.join(',')}`);
   }
-  return { quick, sections };
+  return { quick, profile, sections };
 }
 
 function fdLimit(): string {
@@ -44,7 +48,7 @@ function fdLimit(): string {
 }
 
 async function main(): Promise<void> {
-  const { quick, sections } = parseArgs(process.argv.slice(2));
+  const { quick, profile, sections } = parseArgs(process.argv.slice(2));
   const config = benchConfig(quick);
   const started = Date.now();
   const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
@@ -61,7 +65,7 @@ async function main(): Promise<void> {
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
+  const pool = new ServerPool(load, profile ? join(__dirname, '.work', 'profiles') : undefined);
   try {
     if (sections.includes('pipeline')) results.pipelineCost = await measurePipelineCost(config, pool, log);
     if (sections.includes('side')) results.sideBySide = await measureSideBySide(config, pool, log);

@@ -64,8 +64,10 @@ export class ServerProcess {
     readonly url: string,
   ) {}
 
-  static async start(target: Target): Promise<ServerProcess> {
-    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc']);
+  /** @param profileDir when set, the server writes a V8 CPU profile there as it exits */
+  static async start(target: Target, profileDir?: string): Promise<ServerProcess> {
+    const flags = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
+    const child = spawnTs('servers/serve.ts', [target], flags);
     const { port } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
     return new ServerProcess(target, child, `http://127.0.0.1:${port}/`);
   }

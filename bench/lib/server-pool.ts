@@ -26,12 +26,16 @@ export interface MeasuredRun {
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
-  constructor(readonly load: LoadProcess) {}
+  /** @param profileDir when set, toolstream's server writes a CPU profile there */
+  constructor(
+    readonly load: LoadProcess,
+    private readonly profileDir?: string,
+  ) {}
 
   async server(target: Target): Promise<ServerProcess> {
     let server = this.servers.get(target);
     if (!server) {
-      server = await ServerProcess.start(target);
+      server = await ServerProcess.start(target, target === 'toolstream' ? this.profileDir : undefined);
       this.servers.set(target, server);
       const warm = await this.load.run({ url: server.url, ...WARM_UP });
       if (warm.completed !== warm.streams) {
