@@ -3,13 +3,14 @@ import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
 import type { Scenario } from './scenario';
 
-/** Warm-up before any figure: JIT-compiles each server's hot path (a few small tasks). */
-const WARM_UP: Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario' | 'timeLimitMs'> = {
-  streams: 10,
-  maxOpen: 5,
-  scenario: { toolCalls: 50, intervalMs: 0, idle: false },
-  timeLimitMs: 30_000,
-};
+/**
+ * Warm-up before any figure, until the JIT has compiled each server's hot path: a few thousand
+ * frames, over several tasks. The reference gets fewer (it delivers ~1,000 frames/s at best).
+ */
+function warmUp(target: Target): Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario' | 'timeLimitMs'> {
+  const toolCalls = target === 'reference' ? 50 : 500;
+  return { streams: 20, maxOpen: 4, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 60_000 };
+}
 
 export interface MeasuredRun {
   target: Target;
@@ -37,7 +38,7 @@ export class ServerPool {
     if (!server) {
       server = await ServerProcess.start(target, target === 'toolstream' ? this.profileDir : undefined);
       this.servers.set(target, server);
-      const warm = await this.load.run({ url: server.url, ...WARM_UP });
+      const warm = await this.load.run({ url: server.url, ...warmUp(target) });
       if (warm.completed !== warm.streams) {
         throw new Error(`${target} failed its warm-up: ${warm.errors.join('; ') || `${warm.cut} streams cut`}`);
       }

@@ -77,9 +77,8 @@ async function compare(
       same[target] = run;
       runs.get(target)?.push(run);
     }
-    const ours = same.toolstream as MeasuredRun;
-    const ref = same.reference as MeasuredRun;
-    const limit = same.limit as MeasuredRun;
+    const { toolstream: ours, reference: ref, limit } = same;
+    if (!ours || !ref || !limit) continue;
     overRef.push(ratio(ours.result.framesPerSec, ref.result.framesPerSec));
     overLimit.push(ratio(ours.result.framesPerSec, limit.result.framesPerSec));
     cpuOverLimit.push(ratio(ours.serverCpuUs / ours.result.frames, limit.serverCpuUs / limit.result.frames));
