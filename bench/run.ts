@@ -7,7 +7,7 @@
  * (read them with bench/profile-summary.ts).
  */
 import { execSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig } from './lib/config';
@@ -45,6 +45,21 @@ function fdLimit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+const README = join(__dirname, '..', 'README.md');
+const README_START = '<!-- bench:results:start -->';
+const README_END = '<!-- bench:results:end -->';
+
+/** A full run of every section refreshes the figures in the README's Performance section. */
+function updateReadme(summary: string): boolean {
+  const readme = readFileSync(README, 'utf8');
+  const start = readme.indexOf(README_START);
+  const end = readme.indexOf(README_END);
+  if (start === -1 || end < start) return false;
+  const body = `${README_START}\n${summary.replace(/^### /gm, '#### ')}\n${README_END}`;
+  writeFileSync(README, readme.slice(0, start) + body + readme.slice(end + README_END.length));
+  return true;
 }
 
 async function main(): Promise<void> {
@@ -85,7 +100,8 @@ async function main(): Promise<void> {
   const svg = chart(results);
   if (svg) writeFileSync(join(dir, 'chart.svg'), svg);
   console.log(`\n${summary}`);
-  log(`wrote bench/results.json, bench/RESULTS.md${svg ? ', bench/chart.svg' : ''}`);
+  const readme = !quick && sections.length === SECTIONS.length && updateReadme(summary);
+  log(`wrote bench/results.json, bench/RESULTS.md${svg ? ', bench/chart.svg' : ''}${readme ? ', README.md (Performance)' : ''}`);
 }
 
 main().catch((err: unknown) => {

@@ -84,7 +84,10 @@ function table(head: string[], body: string[][]): string {
 }
 
 function rowLabel(row: ComparisonRow): string {
-  const pace = row.scenario.intervalMs > 0 ? `, a call every ${row.scenario.intervalMs} ms` : '';
+  const pace =
+    row.scenario.intervalMs > 0
+      ? `, a call every ${row.scenario.intervalMs} ms (${n(row.offeredFramesPerSec ?? NaN)} frames/s offered)`
+      : '';
   return `${row.kind} · ${n(row.streams)} stream${row.streams > 1 ? 's' : ''} × ${n(row.scenario.toolCalls)} calls${pace}`;
 }
 
@@ -111,9 +114,7 @@ export function markdownSummary(results: BenchResults): string {
       '',
       table(
         ['run', 'toolstream', 'reference (SDK)', 'limit (bare node:http)', 'ours/ref', 'ours/limit', 'CPU/frame ours/limit'],
-        rows
-          .filter((r) => r.kind !== 'latency')
-          .map((r) => [rowLabel(r), cell(fig(r, 'toolstream')), cell(fig(r, 'reference')), cell(fig(r, 'limit')), x(r.oursOverReference), x(r.oursOverLimit), x(r.cpuOursOverLimit)]),
+        rows.map((r) => [rowLabel(r), cell(fig(r, 'toolstream')), cell(fig(r, 'reference')), cell(fig(r, 'limit')), x(r.oursOverReference), x(r.oursOverLimit), x(r.cpuOursOverLimit)]),
       ),
       '',
       '### Publish-to-bytes-received latency, p50 / p99 (ms)',
