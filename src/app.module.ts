@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
 
 /** The demo application: every toolstream module on its offline defaults. */
-@Module({ imports: [ExtensionsModule, HealthModule] })
+@Module({ imports: [ExtensionsModule, ExecutorModule, HealthModule] })
 export class AppModule {}

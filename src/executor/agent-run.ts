@@ -1,0 +1,162 @@
+/**
+ * One run of an agent, driving one subscriber: the body of DeepAgentExecutor.run's cold
+ * Observable. It streams the graph with `["values", "tools"]`, turns chunks into events
+ * through a ToolFrameTracker, and ends exactly once: with a reply, an error, a cancel
+ * (abort of `options.signal`), or silently on unsubscribe.
+ */
+import { AIMessage, BaseMessage, HumanMessage } from '@langchain/core/messages';
+import type { Subscriber } from 'rxjs';
+import type { MessagesAgent } from './agent/messages-agent';
+import type { ExecutorSettings } from './executor-module-options';
+import type { ExecutorEvent, ExecutorInput, ExecutorRunOptions } from './executor.types';
+import { isToolStreamEvent, ToolFrameTracker } from './frames/tool-frame-tracker';
+import { contentText, errorMessage } from './frames/tool-output';
+
+/** The error of each tool still open when the run is cancelled. */
+export const CANCELLED = 'cancelled';
+
+/** The run's messages, or why the input cannot be run. */
+export function inputMessages(input: ExecutorInput): BaseMessage[] | string {
+  if (typeof input === 'string') {
+    return input.trim() === '' ? 'input is empty: send the user text or a list of messages' : [new HumanMessage(input)];
+  }
+  if (!Array.isArray(input) || input.length === 0) return 'input must be the user text or a non-empty list of LangChain messages';
+  const bad = input.findIndex((m) => !BaseMessage.isInstance(m));
+  return bad >= 0 ? `input message ${bad} is not a LangChain message` : input.slice();
+}
+
+/** Text for a reply out of a LangGraph interrupt's value: the question put to the user. */
+function interruptText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const fields = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  for (const key of ['question', 'message', 'prompt']) if (typeof fields[key] === 'string') return fields[key] as string;
+  return errorMessage(value);
+}
+
+export class AgentRun {
+  private readonly controller = new AbortController();
+  private readonly tracker: ToolFrameTracker;
+  private ended = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lastMessages: readonly BaseMessage[] = [];
+  private interrupt: { value: unknown } | undefined;
+  private readonly onCancel = (): void => this.end(this.tracker.closeOpen(CANCELLED));
+
+  constructor(
+    private readonly agent: MessagesAgent,
+    private readonly settings: ExecutorSettings,
+    private readonly subscriber: Subscriber<ExecutorEvent>,
+    private readonly options: ExecutorRunOptions,
+  ) {
+    this.tracker = new ToolFrameTracker(settings.hygiene);
+  }
+
+  start(input: ExecutorInput): void {
+    const signal = this.options.signal;
+    if (signal?.aborted) {
+      this.end([]);
+      return;
+    }
+    const messages = inputMessages(input);
+    if (typeof messages === 'string') {
+      this.end([{ type: 'error', error: messages }]);
+      return;
+    }
+    // Motion before the first model turn, which may take seconds.
+    this.subscriber.next(this.tracker.thinking());
+    signal?.addEventListener('abort', this.onCancel, { once: true });
+    const budget = this.settings.runTimeoutMs;
+    if (budget !== undefined) this.timer = setTimeout(() => this.fail(`run timed out after ${budget} ms`), budget);
+    void this.consume(messages);
+  }
+
+  /** Unsubscribe: stop the graph and the tools, emit nothing more. */
+  dispose(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.release();
+  }
+
+  private async consume(messages: BaseMessage[]): Promise<void> {
+    try {
+      const stream = await this.agent.stream(
+        { messages },
+        {
+          streamMode: ['values', 'tools'],
+          signal: this.controller.signal,
+          configurable: { thread_id: this.options.correlationId },
+        },
+      );
+      for await (const chunk of stream) {
+        if (this.ended) return;
+        this.onChunk(chunk);
+      }
+      if (!this.ended) this.finish();
+    } catch (err) {
+      // After an abort the graph rejects; the run has already ended then.
+      if (!this.ended) this.fail(errorMessage(err));
+    }
+  }
+
+  private onChunk(chunk: unknown): void {
+    if (!Array.isArray(chunk) || chunk.length !== 2) return;
+    const [mode, data] = chunk as [unknown, unknown];
+    if (mode === 'tools' && isToolStreamEvent(data)) {
+      this.emit(this.tracker.fromToolEvent(data));
+    } else if (mode === 'values' && typeof data === 'object' && data !== null) {
+      const state = data as { messages?: unknown; __interrupt__?: unknown };
+      if (Array.isArray(state.messages)) {
+        this.lastMessages = state.messages as BaseMessage[];
+        this.emit(this.tracker.fromValues(this.lastMessages));
+      }
+      // A paused graph (interrupt) is waiting for input, not failing: its tool stays open.
+      if (Array.isArray(state.__interrupt__) && state.__interrupt__.length > 0) {
+        this.interrupt = { value: (state.__interrupt__[0] as { value?: unknown }).value };
+      }
+    }
+  }
+
+  /** The graph ran to its end: the reply is its last AI message, or the interrupt's question. */
+  private finish(): void {
+    if (this.interrupt) {
+      const text = interruptText(this.interrupt.value);
+      this.end([{ type: 'reply', message: new AIMessage(text), text }]);
+      return;
+    }
+    const last = this.lastMessages[this.lastMessages.length - 1];
+    if (last !== undefined && AIMessage.isInstance(last) && !last.tool_calls?.length) {
+      this.end([{ type: 'reply', message: last, text: contentText(last.content) }]);
+      return;
+    }
+    this.fail('the agent ended without a final answer');
+  }
+
+  /** Model error, graph error or time budget: open tools fail with the same reason. */
+  private fail(error: string): void {
+    if (this.ended) return;
+    this.end([...this.tracker.closeOpen(error), { type: 'error', error }]);
+  }
+
+  private end(events: ExecutorEvent[]): void {
+    if (this.ended) return;
+    this.emit(events);
+    this.ended = true;
+    this.release();
+    this.subscriber.complete();
+  }
+
+  private emit(events: ExecutorEvent[]): void {
+    for (const event of events) {
+      // A consumer may unsubscribe from inside next(); nothing reaches it after that.
+      if (this.subscriber.closed) return;
+      this.subscriber.next(event);
+    }
+  }
+
+  private release(): void {
+    clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this.onCancel);
+    // A graph that already finished ignores this; a running one stops with its tools.
+    this.controller.abort(new Error(CANCELLED));
+  }
+}

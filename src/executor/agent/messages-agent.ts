@@ -1,0 +1,18 @@
+import type { BaseMessage } from '@langchain/core/messages';
+
+/** How the executor streams an agent: state snapshots plus live per-tool events. */
+export interface MessagesAgentStreamOptions {
+  streamMode: Array<'values' | 'tools'>;
+  signal: AbortSignal;
+  /** `thread_id` is the run's correlationId, for agents compiled with a checkpointer. */
+  configurable: { thread_id: string };
+}
+
+/**
+ * What the executor needs of an agent: a compiled LangGraph graph whose state has a
+ * `messages` channel (MessagesAnnotation or a superset), streamed with `streamMode`
+ * `["values", "tools"]`. Any `StateGraph(...).compile()` over such a state fits.
+ */
+export interface MessagesAgent {
+  stream(input: { messages: BaseMessage[] }, options: MessagesAgentStreamOptions): Promise<AsyncIterable<unknown>>;
+}

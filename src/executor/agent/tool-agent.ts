@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { ToolCall } from '@langchain/core/messages/tool';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
+import type { MessagesAgent } from './messages-agent';
+import { withJsonSafeResult, withToolTimeout } from './tool-guards';
+
+export interface ToolAgentOptions {
+  /** Each tool call fails with "timed out after N ms" past this; unbounded when unset. */
+  toolTimeoutMs?: number;
+}
+
+/**
+ * Each parallel tool call (and LangChain's wrapper around it) listens on the step's abort
+ * signal; a turn with many calls is not a leak, so Node's warning past 10 listeners is lifted.
+ */
+const TOOL_SIGNAL_MAX_LISTENERS = 1000;
+
+class ParallelToolNode extends ToolNode {
+  protected override run(...args: Parameters<ToolNode['run']>) {
+    const signal = args[1].signal;
+    if (signal) setMaxListeners(TOOL_SIGNAL_MAX_LISTENERS, signal);
+    return super.run(...args);
+  }
+}
+
+export const newToolCallId = (): string => `call_${randomUUID()}`;
+
+/**
+ * Gives every tool call of a model reply a usable id: a missing or empty id, or one already
+ * used in the same reply, is replaced. Done on the AI message before the tools run, so the
+ * ToolMessages and the `tools` stream carry the same id and every frame pairs with its start.
+ */
+export function assignToolCallIds<M extends { tool_calls?: ToolCall[] }>(message: M, newId: () => string = newToolCallId): M {
+  if (!message.tool_calls?.length) return message;
+  const used = new Set<string>();
+  let changed = false;
+  const calls = message.tool_calls.map((call) => {
+    if (call.id && !used.has(call.id)) {
+      used.add(call.id);
+      return call;
+    }
+    changed = true;
+    const id = newId();
+    used.add(id);
+    return { ...call, id };
+  });
+  if (changed) message.tool_calls = calls;
+  return message;
+}
+
+/**
+ * The default agent: a ReAct loop built from LangGraph's own parts (StateGraph over
+ * MessagesAnnotation, ToolNode, toolsCondition): the model turn, then the requested tools in
+ * parallel, until the model answers without tool calls.
+ */
+export function createToolAgent(model: BaseChatModel, tools: StructuredToolInterface[], options: ToolAgentOptions = {}): MessagesAgent {
+  if (typeof model.bindTools !== 'function') {
+    throw new Error(`ExecutorModule: the chat model ${model.getName()} does not support bindTools(), so it cannot call tools`);
+  }
+  const bound = model.bindTools(tools);
+  const toolTimeoutMs = options.toolTimeoutMs;
+  const runnableTools = tools.map((t) => withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs)));
+
+  const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
+    const reply = await bound.invoke(state.messages, config);
+    // Servers that reuse one completion id would make the messages reducer overwrite the
+    // earlier turn that has it; each turn must stay its own message.
+    if (reply.id !== undefined && state.messages.some((m) => m.id === reply.id)) reply._updateId(`${reply.id}-${randomUUID()}`);
+    return { messages: [assignToolCallIds(reply)] };
+  };
+
+  return new StateGraph(MessagesAnnotation)
+    .addNode('agent', callModel)
+    .addNode('tools', new ParallelToolNode(runnableTools))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', toolsCondition, ['tools', END])
+    .addEdge('tools', 'agent')
+    .compile({ name: 'toolstream-agent' });
+}

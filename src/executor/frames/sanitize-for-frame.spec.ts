@@ -1,0 +1,234 @@
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
+import fc from 'fast-check';
+import { validateToolCallFrame } from '../../extensions';
+import {
+  CIRCULAR,
+  DEFAULT_MAX_FIELD_BYTES,
+  REDACTED,
+  sanitizeForFrame,
+  sanitizeFrame,
+  UNREADABLE,
+} from './sanitize-for-frame';
+
+const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v), 'utf8');
+
+describe('sanitizeForFrame', () => {
+  describe('JSON safety', () => {
+    it('passes plain JSON through unchanged', () => {
+      const value = { city: 'Paris', temps: [1, 2.5, -3], ok: true, none: null, nested: { a: { b: 'c' } } };
+      expect(sanitizeForFrame(value)).toEqual(value);
+    });
+
+    it('replaces a cycle with a marker but keeps a shared, acyclic reference', () => {
+      const shared = { x: 1 };
+      const cyclic: Record<string, unknown> = { name: 'loop', shared, again: shared };
+      cyclic.self = cyclic;
+      cyclic.list = [cyclic, shared];
+      expect(sanitizeForFrame(cyclic)).toEqual({
+        name: 'loop',
+        shared: { x: 1 },
+        again: { x: 1 },
+        self: CIRCULAR,
+        list: [CIRCULAR, { x: 1 }],
+      });
+    });
+
+    it('turns BigInt, class instances, Maps, Sets, Dates, errors and typed arrays into plain data', () => {
+      class Point {
+        constructor(
+          public x: number,
+          public y: number,
+        ) {}
+        norm(): number {
+          return Math.hypot(this.x, this.y);
+        }
+      }
+      const out = sanitizeForFrame({
+        big: 12345678901234567890n,
+        point: new Point(3, 4),
+        map: new Map<unknown, unknown>([
+          ['a', 1],
+          [2, 'two'],
+        ]),
+        set: new Set([1, 2]),
+        date: new Date('2026-01-02T03:04:05.000Z'),
+        error: new TypeError('bad thing'),
+        bytes: new Uint8Array(10),
+      });
+      expect(out).toEqual({
+        big: '12345678901234567890',
+        point: { x: 3, y: 4 },
+        map: { a: 1, '2': 'two' },
+        set: [1, 2],
+        date: '2026-01-02T03:04:05.000Z',
+        error: 'bad thing',
+        bytes: '[Uint8Array: 10 bytes]',
+      });
+      expect(() => JSON.stringify(out)).not.toThrow();
+    });
+
+    it('follows JSON for undefined, functions, symbols and non-finite numbers', () => {
+      expect(sanitizeForFrame({ a: undefined, f: () => 1, s: Symbol('x'), n: NaN, i: Infinity, k: 1 })).toEqual({ n: null, i: null, k: 1 });
+      expect(sanitizeForFrame([undefined, () => 1, 2])).toEqual([null, null, 2]);
+      expect(sanitizeForFrame(undefined)).toBeUndefined();
+    });
+
+    it('gives a LangChain message as its content, not as a serialised constructor', () => {
+      const tool = new ToolMessage({ content: 'sunny', tool_call_id: 'c1' });
+      expect(sanitizeForFrame(tool)).toBe('sunny');
+      expect(sanitizeForFrame({ reply: new AIMessage('hi') })).toEqual({ reply: 'hi' });
+    });
+
+    it('reports throwing getters and hostile proxies instead of throwing', () => {
+      const getter = Object.defineProperty({ ok: 1 }, 'boom', {
+        enumerable: true,
+        get() {
+          throw new Error('no');
+        },
+      });
+      const proxy = new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw new Error('trap');
+          },
+        },
+      );
+      expect(sanitizeForFrame({ getter, proxy })).toEqual({ getter: UNREADABLE, proxy: UNREADABLE });
+    });
+
+    it('keeps a "__proto__" key as data without touching any prototype', () => {
+      const out = sanitizeForFrame(JSON.parse('{"__proto__": {"polluted": true}, "a": 1}')) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+      expect(Object.keys(out)).toEqual(['__proto__', 'a']);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it('survives very deep nesting', () => {
+      let deep: Record<string, unknown> = { leaf: true };
+      for (let i = 0; i < 10_000; i++) deep = { next: deep };
+      const out = sanitizeForFrame(deep);
+      expect(JSON.stringify(out)).toContain('nested too deep');
+    });
+  });
+
+  describe('redaction', () => {
+    it('redacts secret keys at any depth, ignoring case, underscores and dashes', () => {
+      const out = sanitizeForFrame({
+        user: 'ada',
+        Password: 'hunter2',
+        config: { API_KEY: 'k1', 'x-api-key': 'k2', nested: [{ accessToken: 't', refresh_token: 'r' }] },
+        headers: { Authorization: 'Bearer abc', Cookie: 'sid=1' },
+        githubToken: 'ghp_x',
+        db_password: 'pw',
+        clientSecret: { any: 'object' },
+        private_key: '-----BEGIN',
+      });
+      expect(out).toEqual({
+        user: 'ada',
+        Password: REDACTED,
+        config: { API_KEY: REDACTED, 'x-api-key': REDACTED, nested: [{ accessToken: REDACTED, refresh_token: REDACTED }] },
+        headers: { Authorization: REDACTED, Cookie: REDACTED },
+        githubToken: REDACTED,
+        db_password: REDACTED,
+        clientSecret: REDACTED,
+        private_key: REDACTED,
+      });
+    });
+
+    it('does not redact keys that merely contain a secret word in the middle', () => {
+      expect(sanitizeForFrame({ maxTokens: 100, tokenizer: 'bpe', author: 'x' })).toEqual({ maxTokens: 100, tokenizer: 'bpe', author: 'x' });
+    });
+
+    it('redacts inside Map entries and class instances', () => {
+      class Creds {
+        password = 'p';
+        user = 'u';
+      }
+      expect(sanitizeForFrame({ m: new Map([['token', 'x']]), c: new Creds() })).toEqual({ m: { token: REDACTED }, c: { password: REDACTED, user: 'u' } });
+    });
+
+    it('uses a configured list instead of the default one', () => {
+      const out = sanitizeForFrame({ token: 't', ssn: '123', pin: 42 }, { redactKeys: ['ssn', 'PIN'] });
+      expect(out).toEqual({ token: 't', ssn: REDACTED, pin: REDACTED });
+    });
+  });
+
+  describe('size cap', () => {
+    it('cuts a huge string with a visible marker giving the full size', () => {
+      const huge = 'x'.repeat(1_000_000);
+      const out = sanitizeForFrame(huge) as string;
+      expect(jsonBytes(out)).toBeLessThanOrEqual(DEFAULT_MAX_FIELD_BYTES);
+      expect(jsonBytes(out)).toBeGreaterThan(DEFAULT_MAX_FIELD_BYTES - 64);
+      expect(out.startsWith('xxxx')).toBe(true);
+      expect(out.endsWith('…[truncated: 1000000 bytes]')).toBe(true);
+    });
+
+    it('cuts huge arrays and objects, saying how much was left out', () => {
+      const list = sanitizeForFrame(Array.from({ length: 100_000 }, (_, i) => i)) as unknown[];
+      expect(jsonBytes(list)).toBeLessThanOrEqual(DEFAULT_MAX_FIELD_BYTES);
+      expect(list[list.length - 1]).toMatch(/^…\[truncated: \d+ more items\]$/);
+      const object = sanitizeForFrame(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`key${i}`, i]))) as Record<string, unknown>;
+      expect(jsonBytes(object)).toBeLessThanOrEqual(DEFAULT_MAX_FIELD_BYTES);
+      expect(object['…']).toMatch(/^\[truncated: \d+ more keys\]$/);
+    });
+
+    it('honours a configured cap and never splits a character', () => {
+      const emoji = '😀'.repeat(10_000);
+      const out = sanitizeForFrame({ text: emoji }, { maxFieldBytes: 1000 }) as { text: string };
+      expect(jsonBytes(out)).toBeLessThanOrEqual(1000);
+      expect(out.text).toMatch(/^(?:😀)+…\[truncated: 40000 bytes\]$/u);
+    });
+
+    it('keeps every output JSON-serialisable and within the cap, whatever the input', () => {
+      fc.assert(
+        fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }), fc.integer({ min: 256, max: 4096 }), (value, cap) => {
+          const out = sanitizeForFrame(value, { maxFieldBytes: cap });
+          if (out === undefined) return;
+          expect(jsonBytes(out)).toBeLessThanOrEqual(cap);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('leaves any small JSON value without secret keys exactly as JSON would', () => {
+      const secretKey = /pass|pwd|secret|token|key|auth|cookie|session|cred/i;
+      const hasSecretKey = (v: unknown): boolean =>
+        typeof v === 'object' && v !== null && Object.entries(v).some(([k, child]) => secretKey.test(k) || hasSecretKey(child));
+      fc.assert(
+        fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
+          fc.pre(jsonBytes(value) < 2000 && !hasSecretKey(value));
+          expect(JSON.stringify(sanitizeForFrame(value))).toBe(JSON.stringify(value));
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+});
+
+describe('sanitizeFrame', () => {
+  it('keeps only the contract fields and stays a valid frame', () => {
+    const frame = sanitizeFrame({
+      toolCallId: 'c1',
+      name: 'login',
+      phase: 'started',
+      args: { user: 'ada', password: 'x' },
+      timestamp: '2026-01-01T00:00:00.000Z',
+      extra: 'dropped',
+    } as never);
+    expect(frame).toEqual({ toolCallId: 'c1', name: 'login', phase: 'started', args: { user: 'ada', password: REDACTED }, timestamp: '2026-01-01T00:00:00.000Z' });
+    expect(validateToolCallFrame(frame).ok).toBe(true);
+  });
+
+  it('caps a failed frame\'s error and keeps it a string', () => {
+    const frame = sanitizeFrame({ toolCallId: 'c1', name: 't', phase: 'failed', error: 'e'.repeat(100_000) }, { maxFieldBytes: 512 });
+    expect(frame.phase).toBe('failed');
+    expect(typeof (frame as { error: unknown }).error).toBe('string');
+    expect(jsonBytes((frame as { error: string }).error)).toBeLessThanOrEqual(512);
+    expect(validateToolCallFrame(frame).ok).toBe(true);
+  });
+
+  it('omits a result that has no JSON form', () => {
+    expect(sanitizeFrame({ toolCallId: 'c1', name: 't', phase: 'completed', result: undefined })).toEqual({ toolCallId: 'c1', name: 't', phase: 'completed' });
+  });
+});

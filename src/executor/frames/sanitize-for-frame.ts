@@ -1,0 +1,302 @@
+/**
+ * Frame hygiene: whatever a model or a tool hands us, what goes on the wire is JSON-safe,
+ * capped per field and free of secrets. Pure functions, no Nest, no LangGraph state.
+ */
+import { BaseMessage } from '@langchain/core/messages';
+import type { ToolCallArtifactData } from '../../extensions';
+
+export interface FrameHygieneOptions {
+  /** Cap on the JSON size (UTF-8 bytes) of each of `args`, `result`, `error`. Default 16 KiB. */
+  maxFieldBytes?: number;
+  /**
+   * Keys whose values become `"[redacted]"`, at any depth. Replaces the default list
+   * (spread `DEFAULT_REDACT_KEYS` to extend it). Matching ignores case and any `_`/`-`,
+   * and also hits keys that end with an entry (`githubToken`, `db_password`, `x-api-key`).
+   */
+  redactKeys?: readonly string[];
+}
+
+export const DEFAULT_MAX_FIELD_BYTES = 16 * 1024;
+/** Below this a field could not even hold a truncation marker. */
+export const MIN_MAX_FIELD_BYTES = 256;
+
+export const DEFAULT_REDACT_KEYS: readonly string[] = [
+  'password',
+  'passwd',
+  'pwd',
+  'passphrase',
+  'secret',
+  'token',
+  'apiKey',
+  'api_key',
+  'authorization',
+  'auth',
+  'cookie',
+  'set-cookie',
+  'accessToken',
+  'refreshToken',
+  'idToken',
+  'privateKey',
+  'clientSecret',
+  'sessionId',
+  'credentials',
+];
+
+export const REDACTED = '[redacted]';
+export const CIRCULAR = '[circular]';
+export const UNREADABLE = '[unreadable]';
+const MAX_DEPTH = 32;
+/** Room kept free in a container for its truncation marker. */
+const MARKER_RESERVE = 48;
+/** Strings up to this length count as small values when an object's budget is shared. */
+const SHORT_STRING = 128;
+
+const normaliseKey = (key: string): string => key.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/** The marker that replaces the tail of a cut string. */
+export function truncationMarker(totalBytes: number): string {
+  return `…[truncated: ${totalBytes} bytes]`;
+}
+
+const utf8Bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+const jsonBytes = (s: string): number => utf8Bytes(JSON.stringify(s));
+
+/** A sanitised value and the exact UTF-8 size of its JSON. */
+interface Fitted {
+  value: unknown;
+  bytes: number;
+}
+/** The value cannot be represented in the budget left, not even truncated. */
+const TOO_BIG = Symbol('too big');
+/** The value has no JSON form (undefined, a function, a symbol): omitted, like JSON.stringify does. */
+const NO_JSON = Symbol('no json');
+type Walked = Fitted | typeof TOO_BIG | typeof NO_JSON;
+
+class FrameSanitizer {
+  private readonly redact: string[];
+  /** Objects on the current path, to tell a cycle from a shared reference. */
+  private readonly ancestors = new Set<object>();
+
+  constructor(redactKeys: readonly string[]) {
+    this.redact = redactKeys.map(normaliseKey).filter((k) => k.length > 0);
+  }
+
+  isSecretKey(key: string): boolean {
+    const k = normaliseKey(key);
+    return this.redact.some((entry) => k === entry || k.endsWith(entry));
+  }
+
+  walk(value: unknown, depth: number, budget: number): Walked {
+    switch (typeof value) {
+      case 'string':
+        return fitString(value, budget);
+      case 'number':
+        return fitText(Number.isFinite(value) ? JSON.stringify(value) : 'null', budget, Number.isFinite(value) ? value : null);
+      case 'boolean':
+        return fitText(String(value), budget, value);
+      case 'bigint':
+        return fitString(value.toString(), budget);
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        return NO_JSON;
+      default:
+        return value === null ? fitText('null', budget, null) : this.walkObject(value as object, depth, budget);
+    }
+  }
+
+  private walkObject(value: object, depth: number, budget: number): Walked {
+    if (this.ancestors.has(value)) return fitString(CIRCULAR, budget);
+    if (depth >= MAX_DEPTH) return fitString('[truncated: nested too deep]', budget);
+    this.ancestors.add(value);
+    try {
+      return this.walkKnownObject(value, depth, budget);
+    } catch {
+      // Throwing getters, hostile proxies: the value is reported, never propagated.
+      return fitString(UNREADABLE, budget);
+    } finally {
+      this.ancestors.delete(value);
+    }
+  }
+
+  private walkKnownObject(value: object, depth: number, budget: number): Walked {
+    // A LangChain message stands for its content, not for its serialised constructor form.
+    if (BaseMessage.isInstance(value)) return this.walk(value.content, depth + 1, budget);
+    if (value instanceof Error) return fitString(value.message, budget);
+    if (ArrayBuffer.isView(value)) return fitString(`[${value.constructor.name}: ${value.byteLength} bytes]`, budget);
+    if (value instanceof Map) {
+      return this.walkEntries(
+        Array.from(value.entries(), ([k, v]) => [String(k), v] as [string, unknown]),
+        depth,
+        budget,
+      );
+    }
+    if (value instanceof Set) return this.walkArray(Array.from(value), depth, budget);
+    if (Array.isArray(value)) return this.walkArray(value, depth, budget);
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    // LangChain Serializable objects have a toJSON that yields constructor records; skip it.
+    if (typeof toJSON === 'function' && !('lc_namespace' in value)) {
+      return this.walk(toJSON.call(value), depth + 1, budget);
+    }
+    return this.walkEntries(
+      Object.keys(value).map((k) => [k, (value as Record<string, unknown>)[k]] as [string, unknown]),
+      depth,
+      budget,
+    );
+  }
+
+  private walkArray(items: readonly unknown[], depth: number, budget: number): Walked {
+    if (budget < 2) return TOO_BIG;
+    const out: unknown[] = [];
+    let used = 2;
+    for (let i = 0; i < items.length; i++) {
+      const sep = out.length > 0 ? 1 : 0;
+      let child = this.walk(items[i], depth + 1, budget - used - sep - MARKER_RESERVE);
+      if (child === NO_JSON) child = { value: null, bytes: 4 };
+      if (child === TOO_BIG) {
+        const marker = `…[truncated: ${items.length - i} more items]`;
+        out.push(marker);
+        used += sep + jsonBytes(marker);
+        break;
+      }
+      out.push(child.value);
+      used += sep + child.bytes;
+    }
+    return used <= budget ? { value: out, bytes: used } : TOO_BIG;
+  }
+
+  /**
+   * An object's entries, in their order. When they do not all fit, small values (scalars,
+   * short strings, redacted secrets) are placed first, then the larger ones share what is
+   * left, each taking at most an equal part of it, so one huge field cannot crowd out its
+   * siblings. What still does not fit is counted in a `"…"` entry at the end.
+   */
+  private walkEntries(entries: readonly [string, unknown][], depth: number, budget: number): Walked {
+    if (budget < 2) return TOO_BIG;
+    const placed = new Array<Fitted | undefined>(entries.length);
+    let used = 2;
+    let count = 0;
+    let omitted = 0;
+    const place = (i: number, room: (keyBytes: number, sep: number) => number): boolean => {
+      const [key, raw] = entries[i];
+      const sep = count > 0 ? 1 : 0;
+      const keyBytes = jsonBytes(key) + 1;
+      const available = room(keyBytes, sep);
+      const child = this.isSecretKey(key) ? fitString(REDACTED, available) : this.walk(raw, depth + 1, available);
+      if (child === TOO_BIG) return false;
+      if (child === NO_JSON) {
+        omitted++;
+        return true;
+      }
+      placed[i] = child;
+      used += sep + keyBytes + child.bytes;
+      count++;
+      return true;
+    };
+    const small = (i: number): boolean => {
+      const [key, raw] = entries[i];
+      if (this.isSecretKey(key)) return true;
+      if (typeof raw === 'string') return raw.length <= SHORT_STRING;
+      return typeof raw !== 'object' || raw === null;
+    };
+    const order = entries.map((_, i) => i);
+    const smallOnes = order.filter(small);
+    const largeOnes = order.filter((i) => !small(i));
+    let complete = smallOnes.every((i) => place(i, (keyBytes, sep) => budget - used - sep - keyBytes - MARKER_RESERVE));
+    if (complete) {
+      complete = largeOnes.every((i, n) =>
+        place(i, (keyBytes, sep) => Math.floor((budget - used - MARKER_RESERVE) / (largeOnes.length - n)) - sep - keyBytes),
+      );
+    }
+    const out: Record<string, unknown> = {};
+    placed.forEach((child, i) => child && define(out, entries[i][0], child.value));
+    if (!complete) {
+      const marker = `[truncated: ${entries.length - count - omitted} more keys]`;
+      define(out, '…', marker);
+      used += (count > 0 ? 1 : 0) + jsonBytes('…') + 1 + jsonBytes(marker);
+    }
+    return used <= budget ? { value: out, bytes: used } : TOO_BIG;
+  }
+}
+
+/** Own data property, also for keys like `__proto__` that plain assignment would misread. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function fitText(json: string, budget: number, value: unknown): Walked {
+  return json.length <= budget ? { value, bytes: json.length } : TOO_BIG;
+}
+
+/** The string itself if it fits, else its longest prefix that fits with the marker after it. */
+function fitString(s: string, budget: number): Walked {
+  // Every character costs at least one byte in JSON, so only a short string can fit whole.
+  if (s.length + 2 <= budget) {
+    const bytes = jsonBytes(s);
+    if (bytes <= budget) return { value: s, bytes };
+  }
+  const marker = truncationMarker(utf8Bytes(s));
+  if (jsonBytes(marker) > budget) return TOO_BIG;
+  let lo = 0;
+  let hi = Math.min(s.length, budget);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (jsonBytes(s.slice(0, mid) + marker) <= budget) lo = mid;
+    else hi = mid - 1;
+  }
+  // Never leave half of a surrogate pair at the cut.
+  const code = s.charCodeAt(lo - 1);
+  const cut = lo > 0 && code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo;
+  const value = s.slice(0, cut) + marker;
+  return { value, bytes: jsonBytes(value) };
+}
+
+function resolveMaxBytes(options?: FrameHygieneOptions): number {
+  return Math.max(options?.maxFieldBytes ?? DEFAULT_MAX_FIELD_BYTES, MIN_MAX_FIELD_BYTES);
+}
+
+/**
+ * Makes any value safe for a frame field: JSON-safe (cycles, BigInt, class instances, Maps,
+ * errors and LangChain messages turned into plain data), secrets under redaction keys replaced
+ * by `"[redacted]"` at any depth, and the whole capped at `maxFieldBytes` of JSON, with
+ * visible `…[truncated: …]` markers where something was cut. `undefined` stays `undefined`
+ * (the field is then omitted). Never throws.
+ */
+export function sanitizeForFrame(value: unknown, options?: FrameHygieneOptions): unknown {
+  const budget = resolveMaxBytes(options);
+  const walked = new FrameSanitizer(options?.redactKeys ?? DEFAULT_REDACT_KEYS).walk(value, 0, budget);
+  if (walked === NO_JSON) return undefined;
+  // Unreachable with a budget of MIN_MAX_FIELD_BYTES or more; kept total for safety.
+  if (walked === TOO_BIG) return '[truncated]';
+  return walked.value;
+}
+
+/** A string field (`error`, ids, names) capped at `maxBytes` of JSON. */
+function capString(s: string, maxBytes: number): string {
+  const fitted = fitString(s, maxBytes);
+  return typeof fitted === 'object' ? String(fitted.value) : '[truncated]';
+}
+
+/**
+ * A new frame holding only the contract's fields, each made safe by `sanitizeForFrame`;
+ * `error` stays a string.
+ */
+export function sanitizeFrame(frame: ToolCallArtifactData, options?: FrameHygieneOptions): ToolCallArtifactData {
+  const maxBytes = resolveMaxBytes(options);
+  const base = { toolCallId: capString(frame.toolCallId, maxBytes), name: capString(frame.name, maxBytes) };
+  const stamped = frame.timestamp === undefined ? base : { ...base, timestamp: frame.timestamp };
+  switch (frame.phase) {
+    case 'started': {
+      const args = sanitizeForFrame(frame.args, options);
+      return args === undefined ? { ...stamped, phase: 'started' } : { ...stamped, phase: 'started', args };
+    }
+    case 'completed': {
+      const result = sanitizeForFrame(frame.result, options);
+      return result === undefined ? { ...stamped, phase: 'completed' } : { ...stamped, phase: 'completed', result };
+    }
+    case 'failed':
+      return frame.error === undefined
+        ? { ...stamped, phase: 'failed' }
+        : { ...stamped, phase: 'failed', error: capString(frame.error, maxBytes) };
+  }
+}

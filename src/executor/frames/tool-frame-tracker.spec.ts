@@ -1,0 +1,97 @@
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import type { ExecutorEvent } from '../executor.types';
+import { describeTurn, isToolStreamEvent, ToolFrameTracker } from './tool-frame-tracker';
+
+const human = new HumanMessage('weather in Paris and time in Tokyo');
+const turn = new AIMessage({
+  content: '',
+  tool_calls: [
+    { id: 'c1', name: 'weather', args: { city: 'Paris', apiKey: 'k' }, type: 'tool_call' },
+    { id: 'c2', name: 'world_clock', args: { place: 'Tokyo' }, type: 'tool_call' },
+  ],
+});
+const results = [
+  new ToolMessage({ tool_call_id: 'c1', name: 'weather', content: '{"tempC":18}' }),
+  new ToolMessage({ tool_call_id: 'c2', name: 'world_clock', content: 'Error: boom\n Please fix your mistakes.', status: 'error' }),
+];
+
+/** A clock that ticks one second per reading, so every timestamp is distinct and checkable. */
+function tickingClock(): () => Date {
+  let t = Date.parse('2026-01-01T00:00:00.000Z');
+  return () => new Date((t += 1000));
+}
+
+const frames = (events: ExecutorEvent[]) => events.flatMap((e) => (e.type === 'toolFrame' ? [e.frame] : []));
+
+describe('ToolFrameTracker', () => {
+  it('treats the first snapshot as the input and starts each turn with its progress line', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    expect(tracker.thinking()).toEqual({ type: 'progress', text: 'thinking', step: 0 });
+    expect(tracker.fromValues([human])).toEqual([]);
+    const events = tracker.fromValues([human, turn]);
+    expect(events[0]).toEqual({
+      type: 'progress',
+      step: 1,
+      text: 'running weather; running world_clock',
+      tools: [
+        { toolCallId: 'c1', name: 'weather', args: { city: 'Paris', apiKey: '[redacted]' } },
+        { toolCallId: 'c2', name: 'world_clock', args: { place: 'Tokyo' } },
+      ],
+    });
+    expect(frames(events)).toEqual([
+      { toolCallId: 'c1', name: 'weather', phase: 'started', args: { city: 'Paris', apiKey: '[redacted]' }, timestamp: '2026-01-01T00:00:01.000Z' },
+      { toolCallId: 'c2', name: 'world_clock', phase: 'started', args: { place: 'Tokyo' }, timestamp: '2026-01-01T00:00:02.000Z' },
+    ]);
+    expect(tracker.openCount).toBe(2);
+  });
+
+  it('emits a terminal frame from the tools stream at once and not again from the state', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromValues([human]);
+    tracker.fromValues([human, turn]);
+    expect(tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'c1', name: 'weather', input: { city: 'Paris' } })).toEqual([]);
+    const live = tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'c1', name: 'weather', output: results[0] });
+    expect(frames(live)).toEqual([{ toolCallId: 'c1', name: 'weather', phase: 'completed', result: { tempC: 18 }, timestamp: '2026-01-01T00:00:03.000Z' }]);
+    const fromState = tracker.fromValues([human, turn, ...results]);
+    // c1 was already reported live; only c2 (whose end the tools stream never reported) remains.
+    expect(frames(fromState)).toEqual([{ toolCallId: 'c2', name: 'world_clock', phase: 'failed', error: 'boom', timestamp: '2026-01-01T00:00:04.000Z' }]);
+    expect(tracker.openCount).toBe(0);
+  });
+
+  it('reports a tool error with the thrown message', () => {
+    const tracker = new ToolFrameTracker();
+    tracker.fromValues([human]);
+    tracker.fromValues([human, turn]);
+    const events = tracker.fromToolEvent({ event: 'on_tool_error', toolCallId: 'c2', name: 'world_clock', error: new RangeError('bad zone') });
+    expect(frames(events)).toMatchObject([{ toolCallId: 'c2', phase: 'failed', error: 'bad zone' }]);
+  });
+
+  it('gives a result whose start it never saw a started frame first', () => {
+    const tracker = new ToolFrameTracker();
+    const events = tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'x1', name: 'lookup', output: 'ok' });
+    expect(frames(events).map((f) => f.phase)).toEqual(['started', 'completed']);
+    expect(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'x1', name: 'lookup', output: 'again' })).toEqual([]);
+  });
+
+  it('leaves tool events without a call id to the state, which pairs them by order', () => {
+    const tracker = new ToolFrameTracker();
+    expect(tracker.fromToolEvent({ event: 'on_tool_start', name: 'weather', input: {} })).toEqual([]);
+    expect(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: '', name: 'weather', output: 'x' })).toEqual([]);
+  });
+
+  it('closes every open tool with the same error', () => {
+    const tracker = new ToolFrameTracker();
+    tracker.fromValues([human]);
+    tracker.fromValues([human, turn]);
+    tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'c1', name: 'weather', output: 'x' });
+    expect(frames(tracker.closeOpen('cancelled'))).toMatchObject([{ toolCallId: 'c2', name: 'world_clock', phase: 'failed', error: 'cancelled' }]);
+    expect(tracker.closeOpen('cancelled')).toEqual([]);
+  });
+
+  it('recognises tools-stream chunks', () => {
+    expect(isToolStreamEvent({ event: 'on_tool_end', name: 'x', toolCallId: 'c' })).toBe(true);
+    expect(isToolStreamEvent({ event: 'on_chain_end', name: 'x' })).toBe(false);
+    expect(isToolStreamEvent(null)).toBe(false);
+    expect(describeTurn([])).toBe('');
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * One run's frame bookkeeping. Two sources feed it: the `values` stream (state snapshots,
+ * read through the extraction cursor) and the `tools` stream (each tool's real start, end
+ * and error, as they happen). It emits every frame exactly once, in the order things
+ * happened: a `started` before its terminal frame, a terminal frame the moment the first
+ * source reports it, and nothing twice when the other source reports it again.
+ */
+import type { BaseMessage } from '@langchain/core/messages';
+import type { ToolCallArtifactData } from '../../extensions';
+import type { ExecutorEvent, TurnToolCall } from '../executor.types';
+import { cursorAt, extractToolFrames, type FrameCursor } from './extract-tool-frames';
+import { sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from './sanitize-for-frame';
+import { errorMessage, toolResultValue } from './tool-output';
+
+/** A chunk of LangGraph's `tools` stream mode (see StreamToolsHandler). */
+export type ToolStreamEvent =
+  | { event: 'on_tool_start'; toolCallId?: string; name: string; input?: unknown }
+  | { event: 'on_tool_event'; toolCallId?: string; name: string; data?: unknown }
+  | { event: 'on_tool_end'; toolCallId?: string; name: string; output?: unknown }
+  | { event: 'on_tool_error'; toolCallId?: string; name: string; error?: unknown };
+
+const TOOL_STREAM_EVENTS = new Set(['on_tool_start', 'on_tool_event', 'on_tool_end', 'on_tool_error']);
+
+export function isToolStreamEvent(chunk: unknown): chunk is ToolStreamEvent {
+  if (typeof chunk !== 'object' || chunk === null) return false;
+  const { event, name } = chunk as { event?: unknown; name?: unknown };
+  return typeof event === 'string' && TOOL_STREAM_EVENTS.has(event) && typeof name === 'string';
+}
+
+/** The default narration of a turn, e.g. "running weather; running world_clock". */
+export function describeTurn(calls: readonly TurnToolCall[]): string {
+  return calls.map((call) => `running ${call.name}`).join('; ');
+}
+
+type Terminal = { phase: 'completed'; result: unknown } | { phase: 'failed'; error: string };
+
+export class ToolFrameTracker {
+  /** Unset until the first state snapshot, which is the run's input and yields no frames. */
+  private cursor: FrameCursor | undefined;
+  private readonly started = new Set<string>();
+  /** Started and not yet ended: id → tool name. */
+  private readonly open = new Map<string, string>();
+  private step = 0;
+
+  constructor(
+    private readonly hygiene: FrameHygieneOptions = {},
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** How many tools are running. */
+  get openCount(): number {
+    return this.open.size;
+  }
+
+  /** Step 0: the run has started, before the first model turn. */
+  thinking(): ExecutorEvent {
+    return { type: 'progress', text: 'thinking', step: 0 };
+  }
+
+  /** A `values` snapshot of the agent's messages. */
+  fromValues(messages: readonly BaseMessage[]): ExecutorEvent[] {
+    if (this.cursor === undefined) {
+      this.cursor = cursorAt(messages.length);
+      return [];
+    }
+    const { frames, turns, cursor } = extractToolFrames(messages, this.cursor);
+    this.cursor = cursor;
+    const events: ExecutorEvent[] = [];
+    let nextTurn = 0;
+    frames.forEach((frame, i) => {
+      while (nextTurn < turns.length && turns[nextTurn].at === i) {
+        events.push(this.turnProgress(turns[nextTurn].calls));
+        nextTurn++;
+      }
+      if (frame.phase === 'started') events.push(...this.start(frame.toolCallId, frame.name, frame.args));
+      else if (frame.phase === 'failed') events.push(...this.end(frame.toolCallId, frame.name, { phase: 'failed', error: frame.error ?? '' }));
+      else events.push(...this.end(frame.toolCallId, frame.name, { phase: 'completed', result: frame.result }));
+    });
+    return events;
+  }
+
+  /**
+   * A `tools` stream event. Events without a call id are left to the `values` path, which
+   * pairs anonymous results by order; two anonymous calls of one tool cannot be told apart here.
+   */
+  fromToolEvent(event: ToolStreamEvent): ExecutorEvent[] {
+    const id = event.toolCallId;
+    if (!id) return [];
+    switch (event.event) {
+      case 'on_tool_start':
+        return this.start(id, event.name, event.input);
+      case 'on_tool_end':
+        return this.end(id, event.name, { phase: 'completed', result: toolResultValue(event.output) });
+      case 'on_tool_error':
+        return this.end(id, event.name, { phase: 'failed', error: errorMessage(event.error) });
+      case 'on_tool_event':
+        return [];
+    }
+  }
+
+  /** `failed` frames closing every open tool (cancel, time budget, run error). */
+  closeOpen(error: string): ExecutorEvent[] {
+    return Array.from(this.open, ([id, name]) => this.end(id, name, { phase: 'failed', error })).flat();
+  }
+
+  private turnProgress(calls: readonly TurnToolCall[]): ExecutorEvent {
+    this.step++;
+    const tools = calls.map((call) => ({ ...call, args: sanitizeForFrame(call.args, this.hygiene) }));
+    return { type: 'progress', text: describeTurn(calls), step: this.step, tools };
+  }
+
+  private start(toolCallId: string, name: string, args: unknown): ExecutorEvent[] {
+    if (this.started.has(toolCallId)) return [];
+    this.started.add(toolCallId);
+    this.open.set(toolCallId, name);
+    return [this.emit({ toolCallId, name, phase: 'started', args })];
+  }
+
+  private end(toolCallId: string, name: string, terminal: Terminal): ExecutorEvent[] {
+    // A result whose start was never seen still gets its `started` first, so pairs stay whole.
+    const events = this.started.has(toolCallId) ? [] : this.start(toolCallId, name, undefined);
+    if (!this.open.has(toolCallId)) return events;
+    const startedName = this.open.get(toolCallId) ?? name;
+    this.open.delete(toolCallId);
+    events.push(this.emit({ toolCallId, name: startedName, ...terminal }));
+    return events;
+  }
+
+  private emit(frame: ToolCallArtifactData): ExecutorEvent {
+    return { type: 'toolFrame', frame: sanitizeFrame({ ...frame, timestamp: this.clock().toISOString() }, this.hygiene) };
+  }
+}
