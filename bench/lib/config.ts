@@ -25,6 +25,7 @@ export interface BenchConfig {
   concurrencyTimeLimitMs: number;
   /** Executor overhead: tool calls per agent run, and runs per side. */
   executorToolCalls: number;
+  executorWarmUpRuns: number;
   executorRuns: number;
 }
 
@@ -44,8 +45,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         idleReps: 1,
         singleStreamTimeLimitMs: { upTo1k: 6_000, larger: 4_000 },
         concurrencyTimeLimitMs: 4_000,
-        executorToolCalls: 50,
-        executorRuns: 5,
+        executorToolCalls: 100,
+        executorWarmUpRuns: 20,
+        executorRuns: 10,
       }
     : {
         quick,
@@ -62,6 +64,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         singleStreamTimeLimitMs: { upTo1k: 30_000, larger: 8_000 },
         concurrencyTimeLimitMs: 8_000,
         executorToolCalls: 100,
-        executorRuns: 15,
+        executorWarmUpRuns: 40,
+        executorRuns: 30,
       };
 }

@@ -69,11 +69,12 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Target
     });
   }
   const exec = results.executorOverhead;
-  if (exec) {
+  if (exec?.length) {
+    const worst = exec.reduce((a, b) => (b.overheadPercent > a.overheadPercent ? b : a));
     checks.push({
       target: 'executor overhead ≤ 10 % over the bare LangGraph stream',
-      measured: `${n(exec.overheadPercent, 1)} % (${n(exec.executorMsPerRun, 2)} vs ${n(exec.bareMsPerRun, 2)} ms per run of ${exec.toolCalls} tool calls)`,
-      met: exec.overheadPercent <= 10,
+      measured: exec.map((r) => `${n(r.overheadPercent, 1)} % (${r.shape})`).join(', '),
+      met: worst.overheadPercent <= 10,
     });
   }
   return checks;
@@ -164,13 +165,13 @@ export function markdownSummary(results: BenchResults): string {
     );
   }
   const exec = results.executorOverhead;
-  if (exec) {
+  if (exec?.length) {
     out.push(
-      '### Full agent run: executor overhead',
+      '### Full agent run: executor overhead (CPU per run, same agent, ScriptedChatModel, zero-latency tool)',
       '',
       table(
-        ['tool calls per run', 'bare LangGraph stream', 'DeepAgentExecutor', 'overhead'],
-        [[n(exec.toolCalls), `${n(exec.bareMsPerRun, 2)} ms`, `${n(exec.executorMsPerRun, 2)} ms`, `${n(exec.overheadPercent, 1)} %`]],
+        ['model script', 'tool calls', 'bare LangGraph stream', 'DeepAgentExecutor', 'overhead'],
+        exec.map((r) => [r.shape, n(r.toolCalls), `${n(r.bareMsPerRun, 2)} ms`, `${n(r.executorMsPerRun, 2)} ms`, `${n(r.overheadPercent, 1)} %`]),
       ),
       '',
     );
