@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
+import { ExecutorModule } from '../executor';
 import type { NarrationOptions } from './narration';
 
 export interface RuntimeModuleOptions {
@@ -32,6 +33,6 @@ export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: RUNTIME_MODULE_OPT
     .setExtras<RuntimeModuleExtras>({ isGlobal: true }, (definition, extras) => ({
       ...definition,
       global: extras.isGlobal ?? true,
-      imports: [...(definition.imports ?? []), ...(extras.executor ? [extras.executor] : [])],
+      imports: [...(definition.imports ?? []), extras.executor ?? ExecutorModule],
     }))
     .build();
