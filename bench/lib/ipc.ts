@@ -6,7 +6,7 @@ export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
 
 export type ServerCommand = { type: 'cpu' } | { type: 'memory' };
 export type ServerReply =
-  | { type: 'listening'; port: number }
+  | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
   | { type: 'memory'; rss: number; heapUsed: number };
 

@@ -61,6 +61,7 @@ export class ServerProcess {
   private constructor(
     readonly target: Target,
     private readonly child: ChildProcess,
+    /** The JSON-RPC endpoint. */
     readonly url: string,
   ) {}
 
@@ -68,8 +69,8 @@ export class ServerProcess {
   static async start(target: Target, profileDir?: string): Promise<ServerProcess> {
     const flags = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
     const child = spawnTs('servers/serve.ts', [target], flags);
-    const { port } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
-    return new ServerProcess(target, child, `http://127.0.0.1:${port}/`);
+    const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
+    return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
   }
 
   private async ask<T extends ServerReply['type']>(command: ServerCommand, type: T): Promise<Extract<ServerReply, { type: T }>> {

@@ -2,15 +2,15 @@
  * Child-process entry of one server under test: `serve.ts <target>`. Listens on a free
  * loopback port, tells the harness which, and answers its CPU and memory probes.
  */
-import type { Server } from 'node:http';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
+import type { ServerUnderTest } from './server-under-test';
 
-async function createServer(target: Target): Promise<Server> {
+async function createServer(target: Target): Promise<ServerUnderTest> {
   switch (target) {
     case 'limit':
-      return (await import('./limit-server')).createLimitServer();
+      return { server: (await import('./limit-server')).createLimitServer(), rpcPath: '/' };
     case 'reference':
-      return (await import('./reference-server')).createReferenceServer();
+      return { server: (await import('./reference-server')).createReferenceServer(), rpcPath: '/' };
     case 'toolstream':
       return (await import('./toolstream-server')).createToolstreamServer();
   }
@@ -29,7 +29,7 @@ function collectGarbage(): void {
 
 async function main(): Promise<void> {
   const target = process.argv[2] as Target;
-  const server = await createServer(target);
+  const { server, rpcPath } = await createServer(target);
   // Thousands of idle streams: no per-socket timeouts, a deep accept queue.
   server.keepAliveTimeout = 0;
   server.requestTimeout = 0;
@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     }
   });
   process.on('disconnect', () => process.exit(0));
-  reply({ type: 'listening', port: address.port });
+  reply({ type: 'listening', port: address.port, rpcPath });
 }
 
 main().catch((err: unknown) => {

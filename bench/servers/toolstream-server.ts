@@ -8,13 +8,14 @@ import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module';
 import { AgentExecutor } from '../../src/executor';
 import { BenchAgentExecutor } from './bench-agent-executor';
+import type { ServerUnderTest } from './server-under-test';
 
-export async function createToolstreamServer(): Promise<Server> {
+export async function createToolstreamServer(): Promise<ServerUnderTest> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(AgentExecutor)
     .useClass(BenchAgentExecutor)
     .compile();
   const app = moduleRef.createNestApplication({ logger: ['error'] });
   await app.init();
-  return app.getHttpServer() as Server;
+  return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };
 }
