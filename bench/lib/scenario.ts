@@ -83,6 +83,9 @@ export async function playScenario(
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     return;
   }
+  // Paced streams start at a random phase of the interval, as independent agents would;
+  // otherwise every stream's tool calls fire in the same timer tick, a burst no real load has.
+  if (scenario.intervalMs > 0) await sleep(Math.random() * scenario.intervalMs);
   for (let i = 0; i < scenario.toolCalls && !signal.aborted; i++) {
     if (scenario.intervalMs > 0) await sleep(scenario.intervalMs);
     else await nextTurn();
