@@ -2,4 +2,5 @@
 export * from './extensions';
 export * from './executor';
 export * from './runtime';
+export * from './a2a';
 export { HealthModule } from './health/health.module';

@@ -1,0 +1,86 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AgentExtension } from '@a2a-js/sdk';
+import {
+  A2A_EXTENSIONS_HEADER,
+  A2A_EXTENSIONS_HEADER_V03,
+  TOOL_CALL_V1_EXTENSION_URI,
+  activatedExtensions,
+  isToolCallV1Active,
+  requestedExtensions,
+} from '../extensions';
+import { A2A_VERSION_HEADER, PROTOCOL_VERSIONS, type ProtocolVersion } from './a2a.constants';
+import { extensionSupportRequired, versionNotSupported } from './a2a-errors';
+import type { CallerId } from './task-record';
+
+/** What one request negotiated: protocol version, extensions, and who is calling. */
+export interface A2aCallContext {
+  version: ProtocolVersion;
+  /** Whether this client receives tool-call-v1 frames. */
+  toolFrames: boolean;
+  /** The extension URIs to echo in the `A2A-Extensions` response header. */
+  activated: string[];
+  caller: CallerId;
+}
+
+/** The parts of an HTTP request the negotiation reads. */
+export interface NegotiationSource {
+  headers: IncomingHttpHeaders;
+  query?: unknown;
+}
+
+/**
+ * The version named by `A2A-Version` (header, or query parameter as the spec allows). Absent or
+ * empty means 0.3; a patch level is ignored ("1.0.2" is 1.0); anything else is -32009.
+ */
+export function negotiateVersion(source: NegotiationSource): ProtocolVersion {
+  const raw = versionParameter(source);
+  if (raw === undefined || raw.trim() === '') return '0.3';
+  const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(raw.trim());
+  const majorMinor = match ? `${Number(match[1])}.${Number(match[2])}` : undefined;
+  const version = PROTOCOL_VERSIONS.find((v) => v === majorMinor);
+  if (!version) throw versionNotSupported(raw);
+  return version;
+}
+
+/**
+ * Negotiates a request: version, then extensions. tool-call-v1 frames go to a client that lists
+ * the URI, and (by `framesWhenNoHeader`) to one that sends no extension header at all; a
+ * required card extension the client did not list is -32008.
+ */
+export function negotiate(
+  source: NegotiationSource,
+  cardExtensions: readonly AgentExtension[],
+  framesWhenNoHeader: boolean,
+  caller: CallerId,
+): A2aCallContext {
+  const version = negotiateVersion(source);
+  const requested = requestedExtensions(source.headers);
+  const missing = cardExtensions.filter((ext) => ext.required && !requested?.includes(ext.uri)).map((ext) => ext.uri);
+  if (missing.length > 0) throw extensionSupportRequired(missing);
+  const toolFrames = isToolCallV1Active(requested, { whenNoHeader: framesWhenNoHeader });
+  const activated = activatedExtensions(
+    requested,
+    cardExtensions.map((ext) => ext.uri),
+  );
+  if (toolFrames && !activated.includes(TOOL_CALL_V1_EXTENSION_URI)) activated.unshift(TOOL_CALL_V1_EXTENSION_URI);
+  return { version, toolFrames, activated, caller };
+}
+
+function versionParameter(source: NegotiationSource): string | undefined {
+  const header = source.headers[A2A_VERSION_HEADER.toLowerCase()];
+  if (typeof header === 'string') return header;
+  if (Array.isArray(header)) return header[0];
+  const query = source.query;
+  if (typeof query === 'object' && query !== null) {
+    const value = (query as Record<string, unknown>)[A2A_VERSION_HEADER];
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+/** The response headers echoing the activated extensions (also under the 0.3 name for 0.3 calls). */
+export function extensionHeaders(ctx: A2aCallContext): Record<string, string> {
+  if (ctx.activated.length === 0) return {};
+  const value = ctx.activated.join(', ');
+  return ctx.version === '0.3' ? { [A2A_EXTENSIONS_HEADER]: value, [A2A_EXTENSIONS_HEADER_V03]: value } : { [A2A_EXTENSIONS_HEADER]: value };
+}

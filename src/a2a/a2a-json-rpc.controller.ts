@@ -1,0 +1,181 @@
+import { Controller, Logger, Post, Req, Res, type MessageEvent, type Type } from '@nestjs/common';
+import { SendMessageResponse } from '@a2a-js/sdk';
+import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
+import type { Request, Response } from 'express';
+import type { Observable } from 'rxjs';
+import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER } from './a2a.constants';
+import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
+import {
+  invalidParams,
+  invalidRequest,
+  isKnownError,
+  methodNotFound,
+  pushNotificationNotSupported,
+  toJsonRpcErrorObject,
+  unsupportedOperation,
+} from './a2a-errors';
+import { A2aService, type SendRequest } from './a2a.service';
+import { A2aValidationPipe } from './dto/a2a-validation.pipe';
+import { SendMessageRequestDto } from './dto/send-message.dto';
+import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
+import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
+import { formatSse, jsonRpcResult, type JsonRpcId } from './sse-framing';
+
+interface JsonRpcCall {
+  id: JsonRpcId;
+  method: string;
+  params: unknown;
+}
+
+/** What a method answers: one JSON result, or an event stream. */
+type Outcome = { kind: 'json'; result: string } | { kind: 'stream'; messages: Observable<MessageEvent> };
+
+const PUSH_METHODS = new Set([
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig',
+  'tasks/pushNotificationConfig/set',
+  'tasks/pushNotificationConfig/get',
+  'tasks/pushNotificationConfig/list',
+  'tasks/pushNotificationConfig/delete',
+]);
+const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthenticatedExtendedCard']);
+
+/**
+ * The JSON-RPC binding at one URL. Route decorators cannot split one path between a JSON
+ * handler and an @Sse handler, so this one handler dispatches on `method`: unary methods answer
+ * JSON, streaming ones write the same Observable pipeline the @Sse handlers of A2aController
+ * return, framed as JSON-RPC responses. Every failure is a JSON-RPC error, never an HTTP 500.
+ */
+@Controller()
+export class A2aJsonRpcController {
+  private readonly logger = new Logger(A2aJsonRpcController.name);
+
+  constructor(
+    private readonly a2a: A2aService,
+    private readonly validation: A2aValidationPipe,
+  ) {}
+
+  @Post(JSON_RPC_PATH)
+  async handle(@Req() req: Request, @Res() res: Response): Promise<void> {
+    let id: JsonRpcId = null;
+    try {
+      const call = readCall(req.body);
+      id = call.id;
+      const ctx = this.a2a.negotiate(req);
+      const outcome = await this.dispatch(call, ctx, req, res);
+      res.set(extensionHeaders(ctx));
+      if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result));
+      else this.sendStream(res, outcome.messages);
+    } catch (err) {
+      if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      this.sendJson(res, JSON.stringify({ jsonrpc: '2.0', id, error: toJsonRpcErrorObject(err) }));
+    }
+  }
+
+  private async dispatch(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Promise<Outcome> {
+    const framing = { binding: 'jsonrpc', requestId: call.id } as const;
+    const lastEventId = req.get(LAST_EVENT_ID_HEADER);
+    if (PUSH_METHODS.has(call.method)) throw pushNotificationNotSupported();
+    if (EXTENDED_CARD_METHODS.has(call.method)) throw unsupportedOperation('This agent has no extended agent card');
+    if (ctx.version === '1.0') {
+      switch (call.method) {
+        case 'SendMessage': {
+          const task = await this.a2a.sendMessage(await this.sendRequest(call, ctx), ctx, res);
+          return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
+        }
+        case 'SendStreamingMessage':
+          return { kind: 'stream', messages: this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res).messages };
+        case 'GetTask':
+          return { kind: 'json', result: this.a2a.taskJson(this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
+        case 'ListTasks':
+          return { kind: 'json', result: JSON.stringify(this.a2a.listTasks(await this.params(call, ListTasksRequestDto), ctx)) };
+        case 'CancelTask':
+          return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '1.0') };
+        case 'SubscribeToTask':
+          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
+      }
+    } else {
+      switch (call.method) {
+        case 'message/send': {
+          const task = await this.a2a.sendMessage(await this.sendRequest(call, ctx), ctx, res);
+          return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
+        }
+        case 'message/stream':
+          return { kind: 'stream', messages: this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res).messages };
+        case 'tasks/get':
+          return { kind: 'json', result: this.a2a.taskJson(this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
+        case 'tasks/cancel':
+          return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '0.3') };
+        case 'tasks/resubscribe':
+          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
+      }
+    }
+    throw methodNotFound(call.method, versionHint(call.method, ctx));
+  }
+
+  private async sendRequest(call: JsonRpcCall, ctx: A2aCallContext): Promise<SendRequest> {
+    return ctx.version === '1.0'
+      ? this.a2a.fromV1(await this.params(call, SendMessageRequestDto))
+      : this.a2a.fromV03(await this.params(call, MessageSendParamsV03Dto));
+  }
+
+  /** `params` checked against the method's DTO; field errors are -32602 naming each field. */
+  private params<T extends object>(call: JsonRpcCall, dto: Type<T>): Promise<T> {
+    if (call.params !== undefined && (typeof call.params !== 'object' || call.params === null || Array.isArray(call.params))) {
+      throw invalidParams([{ field: 'params', description: 'must be an object' }]);
+    }
+    return this.validation.transform(call.params ?? {}, { type: 'body', metatype: dto }) as Promise<T>;
+  }
+
+  private sendJson(res: Response, body: string): void {
+    res.status(200).type('application/json').send(body);
+  }
+
+  /**
+   * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). The pipeline is paced
+   * by this response's drain, so what waits for a slow client stays in the task's log.
+   */
+  private sendStream(res: Response, messages: Observable<MessageEvent>): void {
+    res.socket?.setNoDelay(true);
+    res.socket?.setTimeout(0);
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    const subscription = messages.subscribe({
+      next: (message) => res.write(formatSse(message)),
+      error: (err: unknown) => {
+        this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
+        res.end();
+      },
+      complete: () => res.end(),
+    });
+    res.once('close', () => subscription.unsubscribe());
+  }
+}
+
+/** The request object of JSON-RPC 2.0 (one call; A2A defines no batches nor notifications). */
+function readCall(body: unknown): JsonRpcCall {
+  if (Array.isArray(body)) throw invalidRequest('batch requests are not supported');
+  if (typeof body !== 'object' || body === null) throw invalidRequest('the body must be a JSON object (send Content-Type: application/json)');
+  const request = body as Record<string, unknown>;
+  if (request.jsonrpc !== '2.0') throw invalidRequest('"jsonrpc" must be "2.0"');
+  if (!('id' in request)) throw invalidRequest('"id" is required (A2A defines no notifications)');
+  const { id, method, params } = request;
+  if (id !== null && typeof id !== 'string' && !(typeof id === 'number' && Number.isFinite(id))) {
+    throw invalidRequest('"id" must be a string, a number or null');
+  }
+  if (typeof method !== 'string' || method.length === 0) throw invalidRequest('"method" must be a non-empty string');
+  return { id, method, params };
+}
+
+function versionHint(method: string, ctx: A2aCallContext): string {
+  if (ctx.version === '0.3' && isV1JsonRpcMethod(method)) return 'an A2A 1.0 method: send the header A2A-Version: 1.0';
+  if (ctx.version === '1.0' && isLegacyJsonRpcMethod(method)) return 'an A2A 0.3 method: send A2A-Version: 0.3, or no A2A-Version';
+  return '';
+}

@@ -1,0 +1,96 @@
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  Post,
+  Query,
+  RequestMethod,
+  Res,
+  Sse,
+  UseFilters,
+  UseGuards,
+  Headers,
+  type MessageEvent,
+} from '@nestjs/common';
+import { SendMessageResponse, Task } from '@a2a-js/sdk';
+import type { Response } from 'express';
+import type { Observable } from 'rxjs';
+import { A2A_JSON_CONTENT_TYPE, LAST_EVENT_ID_HEADER, REST_ROUTES } from './a2a.constants';
+import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
+import { A2aService } from './a2a.service';
+import { A2aValidationPipe } from './dto/a2a-validation.pipe';
+import { SendMessageRequestDto } from './dto/send-message.dto';
+import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
+import { RestExceptionFilter } from './rest-exception.filter';
+import { CallContext, RestNegotiationGuard, TaskRequestParams } from './rest-negotiation.guard';
+
+const REST = { binding: 'rest' } as const;
+
+/**
+ * The HTTP+JSON binding. Its two streams are @Sse handlers returning the task's event pipeline:
+ * the task's progress and toolframe topics merged into status updates (narration) and artifact
+ * updates (tool-call-v1 frames), after the Task and up to the terminal status.
+ */
+@Controller()
+@UseGuards(RestNegotiationGuard)
+@UseFilters(RestExceptionFilter)
+export class A2aController {
+  constructor(private readonly a2a: A2aService) {}
+
+  @Post(REST_ROUTES.sendMessage)
+  @HttpCode(200)
+  @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
+  async sendMessage(
+    @CallContext() ctx: A2aCallContext,
+    @Body(A2aValidationPipe) body: SendMessageRequestDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<unknown> {
+    res.set(extensionHeaders(ctx));
+    const task = await this.a2a.sendMessage(this.a2a.fromV1(body), ctx, res);
+    return SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } });
+  }
+
+  @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST })
+  @HttpCode(200)
+  streamMessage(
+    @CallContext() ctx: A2aCallContext,
+    @Body(A2aValidationPipe) body: SendMessageRequestDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Observable<MessageEvent> {
+    res.set(extensionHeaders(ctx));
+    return this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res).messages;
+  }
+
+  @Get(REST_ROUTES.tasks)
+  @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
+  listTasks(@CallContext() ctx: A2aCallContext, @Query(A2aValidationPipe) query: ListTasksRequestDto): unknown {
+    return this.a2a.listTasks(query, ctx);
+  }
+
+  @Get(REST_ROUTES.task)
+  @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
+  getTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: GetTaskRequestDto): unknown {
+    return Task.toJSON(this.a2a.getTask(request, ctx));
+  }
+
+  @Post(REST_ROUTES.cancelTask)
+  @HttpCode(200)
+  @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
+  async cancelTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: TaskIdRequestDto): Promise<unknown> {
+    return Task.toJSON(await this.a2a.cancelTask(request, ctx));
+  }
+
+  @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST })
+  @HttpCode(200)
+  subscribeTask(
+    @CallContext() ctx: A2aCallContext,
+    @TaskRequestParams(A2aValidationPipe) request: TaskIdRequestDto,
+    @Headers(LAST_EVENT_ID_HEADER) lastEventId: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Observable<MessageEvent> {
+    res.set(extensionHeaders(ctx));
+    return this.a2a.subscribe(request, lastEventId, ctx, REST, res).messages;
+  }
+}

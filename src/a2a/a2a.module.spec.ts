@@ -1,0 +1,60 @@
+import { Global, Injectable, Module } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import { ExtensionsModule, TOOL_CALL_V1_EXTENSION_URI } from '../extensions';
+import { AgentBus, EventEmitterAgentBus } from '../runtime';
+import { A2A_CONFIG } from './a2a.constants';
+import { A2aModule } from './a2a.module';
+import type { A2aConfig, A2aModuleOptions } from './a2a.module-definition';
+import { AgentCardService } from './agent-card.service';
+
+@Global()
+@Module({
+  providers: [{ provide: AgentBus, useFactory: () => new EventEmitterAgentBus(new EventEmitter2()) }],
+  exports: [AgentBus],
+})
+class BusModule {}
+
+@Injectable()
+class SettingsService {
+  a2aOptions(): A2aModuleOptions {
+    return { keepAliveMs: 5_000, card: { name: 'From settings' } };
+  }
+}
+
+@Module({ providers: [SettingsService], exports: [SettingsService] })
+class SettingsModule {}
+
+describe('A2aModule', () => {
+  it('forRoot: options with defaults, the card from them, the extensions module of the caller', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        BusModule,
+        A2aModule.forRoot({
+          cancelOnDisconnect: false,
+          extensions: ExtensionsModule.forRoot({ additional: [{ uri: 'https://example.com/ext/x', description: 'x', required: false, params: undefined }] }),
+        }),
+      ],
+    }).compile();
+    expect(moduleRef.get<A2aConfig>(A2A_CONFIG)).toMatchObject({ cancelOnDisconnect: false, keepAliveMs: 15_000, toolFramesWhenNoExtensionHeader: true });
+    const card = moduleRef.get(AgentCardService).card('http://h');
+    expect(card.capabilities?.extensions.map((e) => e.uri)).toEqual([TOOL_CALL_V1_EXTENSION_URI, 'https://example.com/ext/x']);
+  });
+
+  it('forRootAsync: options from an injected factory', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        BusModule,
+        A2aModule.forRootAsync({ imports: [SettingsModule], inject: [SettingsService], useFactory: (s: SettingsService) => s.a2aOptions() }),
+      ],
+    }).compile();
+    expect(moduleRef.get<A2aConfig>(A2A_CONFIG).keepAliveMs).toBe(5_000);
+    expect(moduleRef.get(AgentCardService).card('http://h').name).toBe('From settings');
+  });
+
+  it('fails at boot, naming the option, on a nonsensical value', async () => {
+    await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot({ taskTtlMs: -1 })] }).compile()).rejects.toThrow(
+      'A2aModule option taskTtlMs must be a positive number',
+    );
+  });
+});

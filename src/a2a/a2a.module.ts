@@ -1,0 +1,42 @@
+import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { A2A_CONFIG } from './a2a.constants';
+import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
+import { A2aController } from './a2a.controller';
+import { A2aJsonBodyMiddleware } from './a2a-json-body.middleware';
+import { A2aJsonRpcController } from './a2a-json-rpc.controller';
+import { A2aService } from './a2a.service';
+import { AgentCardController } from './agent-card.controller';
+import { AgentCardService } from './agent-card.service';
+import { BodyParseFilter } from './body-parse.filter';
+import { A2aValidationPipe } from './dto/a2a-validation.pipe';
+import { RestNegotiationGuard } from './rest-negotiation.guard';
+import { TaskService } from './task.service';
+
+/**
+ * The A2A server: agent card, JSON-RPC binding (0.3 and 1.0) at `/a2a`, HTTP+JSON binding
+ * (1.0) at the root, tasks with replayable event streams. It talks to agent runs only through
+ * the AgentBus, which RuntimeModule (or a backend's own transport) provides globally.
+ *
+ * ```ts
+ * A2aModule.forRoot({ card: { name: 'Support agent', skills: [...] }, cancelOnDisconnect: false })
+ * ```
+ */
+@Module({
+  controllers: [AgentCardController, A2aJsonRpcController, A2aController],
+  providers: [
+    { provide: A2A_CONFIG, inject: [A2A_MODULE_OPTIONS], useFactory: (options: A2aModuleOptions) => resolveA2aConfig(options) },
+    TaskService,
+    A2aService,
+    AgentCardService,
+    A2aValidationPipe,
+    RestNegotiationGuard,
+    { provide: APP_FILTER, useClass: BodyParseFilter },
+  ],
+  exports: [TaskService, AgentCardService, A2A_CONFIG],
+})
+export class A2aModule extends ConfigurableModuleClass implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(A2aJsonBodyMiddleware).forRoutes(A2aController, A2aJsonRpcController);
+  }
+}

@@ -1,0 +1,252 @@
+import type { ServerResponse } from 'node:http';
+import { Inject, Injectable, type MessageEvent } from '@nestjs/common';
+import {
+  ListTasksRequest,
+  SendMessageRequest,
+  Task,
+  TaskState,
+  taskStateToJSON,
+  type AgentExtension,
+  type Message,
+} from '@a2a-js/sdk';
+import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { EMPTY, catchError, type Observable } from 'rxjs';
+import { AGENT_EXTENSIONS } from '../extensions';
+import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
+import type { A2aConfig } from './a2a.module-definition';
+import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
+import {
+  contentTypeNotSupported,
+  invalidParams,
+  pushNotificationNotSupported,
+  taskNotCancelable,
+  taskNotFound,
+  unsupportedOperation,
+} from './a2a-errors';
+import type { ListTasksRequestDto, TaskIdRequestDto, GetTaskRequestDto } from './dto/task-requests.dto';
+import { DEFAULT_PAGE_SIZE } from './dto/task-requests.dto';
+import type { SendMessageRequestDto } from './dto/send-message.dto';
+import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
+import { acceptsOutput, messageFromV03, messageText } from './message-content';
+import { toSseMessages, withKeepAlive, type StreamFraming } from './sse-framing';
+import type { TaskRecord } from './task-record';
+import type { TaskEvent } from './task-event';
+import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
+
+const v03 = new V03PushNotificationSerializer();
+
+/** A send request in the SDK's 1.0 shape, whichever protocol version it arrived in. */
+export type SendRequest = Pick<SendMessageRequest, 'message' | 'configuration' | 'metadata'> & { message: Message };
+
+/** A stream ready to be written: its task and its SSE messages. */
+export interface TaskStream {
+  task: TaskRecord;
+  messages: Observable<MessageEvent>;
+}
+
+/**
+ * The A2A operations, independent of binding and protocol version: both controllers call these,
+ * so JSON-RPC and HTTP+JSON, 0.3 and 1.0, behave alike and stream through the same pipeline.
+ */
+@Injectable()
+export class A2aService {
+  /** Responses this server closed itself (a stream too slow to keep): no client left, nothing to cancel. */
+  private readonly closedByServer = new WeakSet<ServerResponse>();
+
+  constructor(
+    private readonly tasks: TaskService,
+    @Inject(A2A_CONFIG) private readonly config: A2aConfig,
+    @Inject(AGENT_EXTENSIONS) private readonly extensions: AgentExtension[],
+  ) {}
+
+  /** Version and extension negotiation for one request. */
+  negotiate(source: NegotiationSource): A2aCallContext {
+    // No authentication yet: every caller is anonymous (issue 7 resolves a caller id here).
+    return negotiate(source, this.extensions, this.config.toolFramesWhenNoExtensionHeader, undefined);
+  }
+
+  /** A 1.0 SendMessageRequest body, validated, in the SDK's shape. */
+  fromV1(dto: SendMessageRequestDto): SendRequest {
+    if (dto.configuration?.taskPushNotificationConfig) throw pushNotificationNotSupported();
+    const request = SendMessageRequest.fromJSON(dto);
+    return { message: request.message ?? messageRequired(), configuration: request.configuration, metadata: request.metadata };
+  }
+
+  /** 0.3 MessageSendParams, validated, in the SDK's 1.0 shape (0.3 `blocking` defaults to false). */
+  fromV03(dto: MessageSendParamsV03Dto): SendRequest {
+    const configuration = dto.configuration;
+    if (configuration?.pushNotificationConfig) throw pushNotificationNotSupported();
+    return {
+      message: messageFromV03(dto.message),
+      configuration: configuration && {
+        acceptedOutputModes: configuration.acceptedOutputModes ?? [],
+        historyLength: configuration.historyLength,
+        returnImmediately: configuration.blocking !== true,
+        taskPushNotificationConfig: undefined,
+      },
+      metadata: dto.metadata,
+    };
+  }
+
+  /**
+   * SendMessage: starts a task and, unless `returnImmediately`, waits until it is terminal.
+   * The caller leaving before that cancels it (option `cancelOnDisconnect`).
+   */
+  async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
+    const task = this.tasks.start(this.startInput(request, ctx));
+    if (!request.configuration?.returnImmediately) {
+      this.cancelIfClientLeaves(response, task);
+      await task.settled;
+    }
+    return task.snapshot({ historyLength: request.configuration?.historyLength });
+  }
+
+  /** SendStreamingMessage: starts a task and streams all of it, from its first event (the Task). */
+  streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): TaskStream {
+    const { task, events, release } = this.tasks.startStreaming(this.startInput(request, ctx), {
+      toolFrames: ctx.toolFrames,
+      pace: responsePace(response),
+    });
+    // A client gone before its stream attached must not pin the task's events for good.
+    response.once('close', release);
+    this.cancelIfClientLeaves(response, task);
+    return { task, messages: this.frame(events, ctx, framing, response) };
+  }
+
+  getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Task {
+    return this.require(dto.id, ctx).snapshot({ historyLength: dto.historyLength });
+  }
+
+  /** ListTasks, in ProtoJSON with `nextPageToken` always present (A2A 1.0, section 3.1.4). */
+  listTasks(dto: ListTasksRequestDto, ctx: A2aCallContext): Record<string, unknown> {
+    const request = ListTasksRequest.fromJSON(dto);
+    const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
+    const page = this.tasks.list(ctx.caller, {
+      contextId: request.contextId || undefined,
+      state: request.status === TaskState.TASK_STATE_UNSPECIFIED ? undefined : request.status,
+      statusAfter: request.statusTimestampAfter ? Date.parse(request.statusTimestampAfter) : undefined,
+      pageSize,
+      pageToken: request.pageToken || undefined,
+    });
+    const tasks = page.tasks.map((task) =>
+      Task.toJSON(task.snapshot({ historyLength: request.historyLength, includeArtifacts: request.includeArtifacts ?? false })),
+    );
+    return { tasks, nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
+  }
+
+  /** CancelTask: resolves with the task once it is terminal. */
+  async cancelTask(dto: TaskIdRequestDto, ctx: A2aCallContext): Promise<Task> {
+    const task = this.require(dto.id, ctx);
+    if (task.isTerminal) throw taskNotCancelable(task.id, taskStateToJSON(task.state));
+    await this.tasks.cancel(task, 'cancelled by the client');
+    return task.snapshot();
+  }
+
+  /**
+   * SubscribeToTask: without Last-Event-ID, a Task snapshot then the live events (a terminal
+   * task is -32004, as the spec says); with it, exactly the events after it, then live.
+   */
+  subscribe(
+    dto: TaskIdRequestDto,
+    lastEventId: string | undefined,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+  ): TaskStream {
+    const task = this.require(dto.id, ctx);
+    const after = lastEventId === undefined ? undefined : parseLastEventId(lastEventId, task);
+    if (task.isTerminal && (after === undefined || after >= task.log.lastSeq)) {
+      throw unsupportedOperation(`Task ${task.id} is ${taskStateToJSON(task.state)}: there is nothing left to stream`, {
+        taskId: task.id,
+      });
+    }
+    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response) });
+    return { task, messages: this.frame(events, ctx, framing, response) };
+  }
+
+  /** A task as the JSON of a protocol version (1.0 ProtoJSON, or the 0.3 `kind: "task"` object). */
+  taskJson(task: Task, version: ProtocolVersion): string {
+    return version === '1.0' ? JSON.stringify(Task.toJSON(task)) : v03.serialize({ payload: { $case: 'task', value: task } }).body;
+  }
+
+  /**
+   * The one stream pipeline: a task's events (replayed, then live), framed for the binding and
+   * version, kept alive. A client too slow for the log's retention is disconnected, so that it
+   * resumes with Last-Event-ID rather than read a stream with a hole.
+   */
+  private frame(events: Observable<TaskEvent>, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Observable<MessageEvent> {
+    return events.pipe(
+      toSseMessages(ctx.version, framing),
+      withKeepAlive(this.config.keepAliveMs),
+      catchError((err: unknown) => {
+        if (!(err instanceof StreamOverrunError)) throw err;
+        this.closedByServer.add(response);
+        response.destroy();
+        return EMPTY;
+      }),
+    );
+  }
+
+  /** Checks a send request against the task it names and the output modes, and reads its text. */
+  private startInput(request: SendRequest, ctx: A2aCallContext): StartTaskInput {
+    const { message } = request;
+    if (message.taskId) {
+      const existing = this.require(message.taskId, ctx);
+      throw unsupportedOperation(
+        existing.isTerminal
+          ? `Task ${existing.id} is ${taskStateToJSON(existing.state)} and takes no more messages; send a new message with its contextId to continue the conversation`
+          : `Task ${existing.id} is still running and this agent takes no input mid-run`,
+        { taskId: existing.id },
+      );
+    }
+    const accepted = request.configuration?.acceptedOutputModes ?? [];
+    if (!acceptsOutput(accepted, this.config.card.defaultOutputModes)) {
+      throw contentTypeNotSupported(
+        `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${accepted.join(', ')}`,
+      );
+    }
+    return { message, text: messageText(message), caller: ctx.caller, metadata: request.metadata };
+  }
+
+  private require(id: string, ctx: A2aCallContext): TaskRecord {
+    const task = this.tasks.find(id, ctx.caller);
+    if (!task) throw taskNotFound(id);
+    return task;
+  }
+
+  private cancelIfClientLeaves(response: ServerResponse, task: TaskRecord): void {
+    if (!this.config.cancelOnDisconnect) return;
+    response.once('close', () => {
+      if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
+      void this.tasks.cancel(task, 'the client disconnected');
+    });
+  }
+}
+
+/** An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on drain. */
+function responsePace(response: ServerResponse): StreamPace {
+  return {
+    ready: () => !response.writableNeedDrain,
+    whenReady: (callback) => {
+      response.once('drain', callback);
+      return () => response.off('drain', callback);
+    },
+  };
+}
+
+function messageRequired(): never {
+  throw invalidParams([{ field: 'message', description: 'is required' }]);
+}
+
+/** Last-Event-ID: an event id this server sent for the task, i.e. 0..lastSeq. */
+function parseLastEventId(raw: string, task: TaskRecord): number {
+  const value = raw.trim();
+  if (!/^\d{1,15}$/.test(value)) {
+    throw invalidParams([{ field: 'Last-Event-ID', description: `must be an event id (a non-negative integer), got ${JSON.stringify(raw.slice(0, 40))}` }]);
+  }
+  const seq = Number(value);
+  if (seq > task.log.lastSeq) {
+    throw invalidParams([{ field: 'Last-Event-ID', description: `${seq} is beyond the last event of task ${task.id} (${task.log.lastSeq})` }]);
+  }
+  return seq;
+}

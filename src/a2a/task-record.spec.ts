@@ -1,0 +1,258 @@
+import { StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
+import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
+import type { TaskEvent } from './task-event';
+import { TaskRecord, type TaskListener } from './task-record';
+
+function userMessage(text = 'hello'): Message {
+  return {
+    messageId: 'm1',
+    contextId: 'c1',
+    taskId: 't1',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function newTask(maxEvents = 100): TaskRecord {
+  return new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents });
+}
+
+function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
+  const events: TaskEvent[] = [];
+  return {
+    cursor,
+    events,
+    push: (e) => events.push(e),
+    overrun: () => {
+      throw new Error('unexpected overrun');
+    },
+  };
+}
+
+const kinds = (events: TaskEvent[]): (string | undefined)[] => events.map((e) => e.response.payload?.$case);
+
+describe('TaskRecord', () => {
+  it('starts SUBMITTED with the Task as event 1', () => {
+    const task = newTask();
+    expect(task.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect(task.log.lastSeq).toBe(1);
+    const first = task.log.get(1)!;
+    expect(first.response.payload?.$case).toBe('task');
+    expect(JSON.parse(first.json).task.history[0].parts[0].text).toBe('hello');
+  });
+
+  it('turns narration, frames and the answer into the A2A events of the stream, in order', () => {
+    const task = newTask();
+    task.narrate('thinking');
+    task.toolFrame({ toolCallId: 'a', name: 'weather', phase: 'started', args: { city: 'Paris' } });
+    task.toolFrame({ toolCallId: 'a', name: 'weather', phase: 'completed', result: { tempC: 18 } });
+    task.complete('18 °C');
+    const events = [2, 3, 4, 5, 6].map((seq) => task.log.get(seq)!);
+    expect(kinds(events)).toEqual(['statusUpdate', 'artifactUpdate', 'artifactUpdate', 'artifactUpdate', 'statusUpdate']);
+    expect(JSON.parse(events[0].json).statusUpdate.status).toMatchObject({
+      state: 'TASK_STATE_WORKING',
+      message: { role: 'ROLE_AGENT', parts: [{ text: 'thinking' }] },
+    });
+    const frameWire = JSON.parse(events[1].json).artifactUpdate;
+    expect(frameWire.artifact.name).toBe('tool-call');
+    expect(frameWire.artifact.parts[0].metadata).toEqual({ mimeType: TOOL_CALL_V1_MIME_TYPE });
+    expect(parseToolCall(frameWire.artifact.parts)).toEqual({ toolCallId: 'a', name: 'weather', phase: 'started', args: { city: 'Paris' } });
+    expect(events[1].isToolFrame).toBe(true);
+    expect(JSON.parse(events[3].json).artifactUpdate.artifact).toMatchObject({ name: 'answer', parts: [{ text: '18 °C' }] });
+    expect(events[4].terminal).toBe(true);
+    expect(task.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('keeps one artifact per tool call, holding its latest phase, plus the answer', () => {
+    const task = newTask();
+    task.toolFrame({ toolCallId: 'a', name: 'weather', phase: 'started' });
+    task.toolFrame({ toolCallId: 'b', name: 'clock', phase: 'started' });
+    task.toolFrame({ toolCallId: 'a', name: 'weather', phase: 'failed', error: 'down' });
+    task.complete('partial');
+    const snapshot = task.snapshot();
+    expect(snapshot.artifacts.map((a) => a.artifactId)).toEqual(['tool-call-a', 'tool-call-b', 'answer']);
+    expect(parseToolCall(snapshot.artifacts[0].parts)).toMatchObject({ phase: 'failed', error: 'down' });
+    // b never finished: the answer closed it, so every started tool has a terminal frame.
+    expect(parseToolCall(snapshot.artifacts[1].parts)).toMatchObject({ phase: 'failed', error: 'the run ended before this tool finished' });
+    expect(snapshot.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
+  });
+
+  it('closes open tools as failed "cancelled" when cancelled, then ends CANCELED with the reason', () => {
+    const task = newTask();
+    task.toolFrame({ toolCallId: 'a', name: 'slow', phase: 'started' });
+    task.cancel('stop');
+    const frame = task.log.get(3)!;
+    expect(parseToolCall(JSON.parse(frame.json).artifactUpdate.artifact.parts)).toMatchObject({ toolCallId: 'a', phase: 'failed', error: 'cancelled' });
+    expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(JSON.parse(task.log.get(4)!.json).statusUpdate.status.message.parts[0].text).toBe('stop');
+  });
+
+  it('ignores anything after the terminal status', () => {
+    const task = newTask();
+    task.fail('boom');
+    const last = task.log.lastSeq;
+    task.narrate('late');
+    task.toolFrame({ toolCallId: 'x', name: 'n', phase: 'started' });
+    task.complete('late');
+    task.cancel('late');
+    expect(task.log.lastSeq).toBe(last);
+    expect(task.state).toBe(TaskState.TASK_STATE_FAILED);
+  });
+
+  it('settles once: the promise resolves and whenSettled callbacks run, also those added later', async () => {
+    const task = newTask();
+    const calls: string[] = [];
+    task.whenSettled(() => calls.push('before'));
+    task.complete('done');
+    task.whenSettled(() => calls.push('after'));
+    await task.settled;
+    expect(calls).toEqual(['before', 'after']);
+  });
+
+  it('cuts history to historyLength and omits artifacts on request', () => {
+    const task = newTask();
+    task.complete('done');
+    expect(task.snapshot({ historyLength: 0 }).history).toEqual([]);
+    expect(task.snapshot({ historyLength: 1 }).history.map((m) => m.role)).toEqual([Role.ROLE_AGENT]);
+    expect(task.snapshot({ historyLength: 5 }).history).toHaveLength(2);
+    expect(task.snapshot({ includeArtifacts: false }).artifacts).toEqual([]);
+  });
+
+  it('notes args that JSON cannot carry instead of dropping the frame', () => {
+    const task = newTask();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    task.toolFrame({ toolCallId: 'a', name: 'n', phase: 'started', args: { big: BigInt(1) } });
+    task.toolFrame({ toolCallId: 'a', name: 'n', phase: 'completed', result: cyclic });
+    const started = parseToolCall(JSON.parse(task.log.get(2)!.json).artifactUpdate.artifact.parts);
+    const completed = parseToolCall(JSON.parse(task.log.get(3)!.json).artifactUpdate.artifact.parts);
+    expect(started).toMatchObject({ phase: 'started', args: expect.stringContaining('not serialisable') });
+    expect(completed).toMatchObject({ phase: 'completed', result: expect.stringContaining('not serialisable') });
+  });
+
+  describe('follow', () => {
+    it('replays the events after the cursor, then delivers new ones live, each exactly once', () => {
+      const task = newTask();
+      task.narrate('one');
+      task.narrate('two');
+      const listener = collector(1);
+      const stop = task.follow(listener);
+      expect(listener.events.map((e) => e.seq)).toEqual([2, 3]);
+      task.narrate('three');
+      expect(listener.events.map((e) => e.seq)).toEqual([2, 3, 4]);
+      stop();
+      task.narrate('four');
+      expect(listener.events.map((e) => e.seq)).toEqual([2, 3, 4]);
+      expect(task.listenerCount).toBe(0);
+    });
+
+    it('keeps order when a listener causes a new event while being handed one', () => {
+      const task = newTask();
+      const seen: number[] = [];
+      const reentrant: TaskListener = {
+        cursor: 0,
+        push: (e) => {
+          seen.push(e.seq);
+          if (e.seq === 2) task.narrate('caused by the listener');
+        },
+        overrun: () => undefined,
+      };
+      const other = collector(0);
+      task.follow(reentrant);
+      task.follow(other);
+      task.narrate('first');
+      task.narrate('second');
+      expect(seen).toEqual([1, 2, 3, 4]);
+      expect(other.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('leaves events in the log while a listener is not ready, and hands them over on resume', () => {
+      const task = newTask();
+      let ready = false;
+      const slow = { ...collector(0), ready: () => ready };
+      task.follow(slow);
+      task.narrate('one');
+      task.narrate('two');
+      expect(slow.events).toEqual([]);
+      ready = true;
+      task.resume(slow);
+      expect(slow.events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    });
+
+    it('holds the events a paused listener still needs, up to twice the cap', () => {
+      const task = newTask(3);
+      let ready = false;
+      const slow = { ...collector(0), ready: () => ready };
+      task.follow(slow);
+      for (let i = 0; i < 4; i++) task.narrate(`line ${i}`);
+      expect(task.log.size).toBe(5);
+      ready = true;
+      task.resume(slow);
+      expect(slow.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(task.log.size).toBe(3);
+    });
+
+    it('drops a paused listener that fell further behind than that, and says so', () => {
+      const task = newTask(3);
+      let ready = false;
+      const overrun = jest.fn();
+      const slow = { ...collector(0), ready: () => ready, overrun };
+      task.follow(slow);
+      for (let i = 0; i < 6; i++) task.narrate(`line ${i}`);
+      ready = true;
+      task.resume(slow);
+      expect(overrun).toHaveBeenCalledTimes(1);
+      expect(slow.events).toEqual([]);
+      expect(task.listenerCount).toBe(0);
+    });
+
+    it('refuses a cursor whose following events are no longer retained', () => {
+      const task = newTask(3);
+      for (let i = 0; i < 5; i++) task.narrate(`line ${i}`);
+      expect(task.log.firstSeq).toBe(4);
+      expect(() => task.follow(collector(1))).toThrow('no longer holds');
+      const fromRetained = collector(3);
+      task.follow(fromRetained);
+      expect(fromRetained.events.map((e) => e.seq)).toEqual([4, 5, 6]);
+    });
+  });
+
+  it('never builds a Task per event: 10,000 tool calls, one snapshot (the first event)', () => {
+    const snapshot = jest.spyOn(TaskRecord.prototype, 'snapshot');
+    try {
+      const task = newTask(100);
+      for (let i = 0; i < 10_000; i++) {
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started' });
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed' });
+      }
+      task.complete('done');
+      expect(snapshot).toHaveBeenCalledTimes(1);
+      expect(task.log.lastSeq).toBe(20_003);
+      expect(task.log.size).toBe(100);
+    } finally {
+      snapshot.mockRestore();
+    }
+  });
+
+  it('serialises each event once, whatever the number of listeners; the 0.3 shape once on demand', () => {
+    const toJson = jest.spyOn(StreamResponse, 'toJSON');
+    try {
+      const task = newTask();
+      const listeners = [collector(), collector(), collector()];
+      for (const l of listeners) task.follow(l);
+      toJson.mockClear();
+      for (let i = 0; i < 50; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
+      expect(toJson).toHaveBeenCalledTimes(50);
+      const event = listeners[0].events[1];
+      expect(listeners[1].events[1]).toBe(event);
+      const v03 = event.jsonFor('0.3');
+      expect(event.jsonFor('0.3')).toBe(v03);
+      expect(JSON.parse(v03)).toMatchObject({ kind: 'artifact-update', artifact: { parts: [{ kind: 'data' }] } });
+    } finally {
+      toJson.mockRestore();
+    }
+  });
+});

@@ -1,0 +1,351 @@
+import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
+import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, type ToolCallArtifactData } from '../extensions';
+import { EventLog } from './event-log';
+import { TaskEvent } from './task-event';
+
+/** An opaque id of the caller that created a task; `undefined` until authentication exists. */
+export type CallerId = string | undefined;
+
+export const ANSWER_ARTIFACT_ID = 'answer';
+export const ANSWER_ARTIFACT_NAME = 'answer';
+
+const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+export function isTerminalState(state: TaskState): boolean {
+  return TERMINAL_STATES.has(state);
+}
+
+export function textPart(text: string): Part {
+  return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' };
+}
+
+/** Someone following a task's events from a sequence number on. */
+export interface TaskListener {
+  /** Sequence number of the last event this listener has been given. */
+  cursor: number;
+  push(event: TaskEvent): void;
+  /**
+   * Whether it takes an event now. While it does not, events wait in the task's log (no copy
+   * per listener) until `TaskRecord.resume`.
+   */
+  ready?(): boolean;
+  /** It fell so far behind that the events it needs next are gone from the log; it is dropped. */
+  overrun(): void;
+}
+
+interface TaskRecordInit {
+  id: string;
+  contextId: string;
+  owner: CallerId;
+  /** The user's message, already stamped with the task and context ids. */
+  message: Message;
+  /** The message as plain text, kept for the history of later tasks in the same context. */
+  text: string;
+  maxEvents: number;
+}
+
+export interface SnapshotOptions {
+  /** Unset: all history; 0: none; n: the last n messages. */
+  historyLength?: number;
+  includeArtifacts?: boolean;
+}
+
+/**
+ * One task: its status, history and artifacts, and the ordered log of the events its streams
+ * carry. Each change appends its events and hands them to the live listeners; no event costs
+ * more than itself, however long the task has run (no copy of the task per event).
+ */
+export class TaskRecord {
+  readonly id: string;
+  readonly contextId: string;
+  readonly owner: CallerId;
+  readonly userText: string;
+  readonly log: EventLog<TaskEvent>;
+  status: TaskStatus;
+  /** When the status last changed (ms since epoch): the order of ListTasks. */
+  statusTime: number;
+  answerText?: string;
+  /** Resolves once the task is in a terminal state. */
+  readonly settled: Promise<void>;
+
+  private readonly history: Message[];
+  private readonly artifacts = new Map<string, Artifact>();
+  /** Tools started and not yet finished: closed as failed if the task ends first. */
+  private readonly openTools = new Map<string, string>();
+  private readonly listeners = new Set<TaskListener>();
+  /** Cursors whose following events must stay in the log whatever its capacity. */
+  private readonly holds = new Set<{ cursor: number }>();
+  private readonly pumping = new WeakSet<TaskListener>();
+  private readonly onSettled: (() => void)[] = [];
+  private resolveSettled!: () => void;
+
+  constructor(init: TaskRecordInit) {
+    this.id = init.id;
+    this.contextId = init.contextId;
+    this.owner = init.owner;
+    this.userText = init.text;
+    this.history = [init.message];
+    this.log = new EventLog<TaskEvent>(init.maxEvents);
+    this.statusTime = Date.now();
+    this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
+    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
+    this.append({ payload: { $case: 'task', value: this.snapshot() } });
+  }
+
+  get state(): TaskState {
+    return this.status.state;
+  }
+
+  get isTerminal(): boolean {
+    return isTerminalState(this.status.state);
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  /** Runs once the task settles (at once if it already has). */
+  whenSettled(callback: () => void): void {
+    if (this.isTerminal) callback();
+    else this.onSettled.push(callback);
+  }
+
+  /** A narration line: a WORKING status update whose message is the line. */
+  narrate(text: string): void {
+    if (this.isTerminal) return;
+    this.setStatus(TaskState.TASK_STATE_WORKING, text);
+  }
+
+  /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
+  toolFrame(frame: ToolCallArtifactData): void {
+    if (this.isTerminal) return;
+    let event: TaskEvent;
+    try {
+      event = this.toolFrameEvent(frame);
+    } catch (err) {
+      // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
+      frame = withUnserializableNoted(frame, err);
+      event = this.toolFrameEvent(frame);
+    }
+    if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
+    else this.openTools.delete(frame.toolCallId);
+    this.commit(event);
+  }
+
+  /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
+  complete(answer: string): void {
+    if (this.isTerminal) return;
+    this.closeOpenTools('the run ended before this tool finished');
+    const artifact: Artifact = {
+      artifactId: ANSWER_ARTIFACT_ID,
+      name: ANSWER_ARTIFACT_NAME,
+      description: '',
+      parts: [textPart(answer)],
+      metadata: undefined,
+      extensions: [],
+    };
+    this.answerText = answer;
+    this.history.push(this.agentMessage(`${this.id}-answer`, answer));
+    this.append({
+      payload: {
+        $case: 'artifactUpdate',
+        value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: true, metadata: undefined },
+      },
+    });
+    this.setStatus(TaskState.TASK_STATE_COMPLETED);
+  }
+
+  fail(error: string): void {
+    if (this.isTerminal) return;
+    this.closeOpenTools(error);
+    this.setStatus(TaskState.TASK_STATE_FAILED, error);
+  }
+
+  cancel(reason: string): void {
+    if (this.isTerminal) return;
+    this.closeOpenTools('cancelled');
+    this.setStatus(TaskState.TASK_STATE_CANCELED, reason);
+  }
+
+  /** The task as A2A `Task`, built on demand (never per event). */
+  snapshot(options: SnapshotOptions = {}): Task {
+    const { historyLength, includeArtifacts = true } = options;
+    const history =
+      historyLength === undefined ? [...this.history] : historyLength === 0 ? [] : this.history.slice(-historyLength);
+    return {
+      id: this.id,
+      contextId: this.contextId,
+      status: this.status,
+      artifacts: includeArtifacts ? [...this.artifacts.values()] : [],
+      history,
+      metadata: undefined,
+    };
+  }
+
+  /**
+   * Follows the events after `listener.cursor`: the retained ones at once, then each new one as
+   * it is appended. Both happen in one synchronous step, so no event can fall between replay and
+   * live delivery. Returns the function that stops following.
+   */
+  follow(listener: TaskListener): () => void {
+    if (!this.log.retainsAfter(listener.cursor)) {
+      throw new Error(`task ${this.id} no longer holds the events after ${listener.cursor}`);
+    }
+    this.listeners.add(listener);
+    this.pump(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Keeps the events after `cursor` in the log, past its capacity (up to twice it), until the
+   * returned function is called: a stream that attaches later (the one that started the task)
+   * loses nothing to a burst that comes first. A listener that is behind holds its place alike.
+   */
+  hold(cursor: number): () => void {
+    const hold = { cursor };
+    this.holds.add(hold);
+    return () => {
+      if (this.holds.delete(hold)) this.trim();
+    };
+  }
+
+  /** Hands a paused listener the events it has not had yet (see TaskListener.ready). */
+  resume(listener: TaskListener): void {
+    if (!this.listeners.has(listener)) return;
+    this.pump(listener);
+    this.trim();
+  }
+
+  /** The events after this are still needed: by a hold, or by a listener that is behind. */
+  private keepAfter(): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (const hold of this.holds) min = Math.min(min, hold.cursor);
+    for (const listener of this.listeners) min = Math.min(min, listener.cursor);
+    return min;
+  }
+
+  private setStatus(state: TaskState, text?: string): void {
+    this.statusTime = Date.now();
+    const seq = this.log.lastSeq + 1;
+    this.status = {
+      state,
+      message: text === undefined ? undefined : this.agentMessage(`${this.id}-${seq}`, text),
+      timestamp: new Date(this.statusTime).toISOString(),
+    };
+    const terminal = this.isTerminal;
+    this.append(
+      { payload: { $case: 'statusUpdate', value: { taskId: this.id, contextId: this.contextId, status: this.status, metadata: undefined } } },
+      { terminal },
+    );
+    if (terminal) this.settle();
+  }
+
+  private closeOpenTools(error: string): void {
+    const timestamp = new Date().toISOString();
+    for (const [toolCallId, name] of [...this.openTools]) {
+      this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
+    }
+  }
+
+  private agentMessage(messageId: string, text: string): Message {
+    return {
+      messageId,
+      contextId: this.contextId,
+      taskId: this.id,
+      role: Role.ROLE_AGENT,
+      parts: [textPart(text)],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    };
+  }
+
+  private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
+    this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal));
+  }
+
+  private trim(): void {
+    this.log.trim(this.keepAfter());
+    this.dropOverrun();
+  }
+
+  /** Drops the listeners whose next events the cap took away (more than twice the cap behind). */
+  private dropOverrun(): void {
+    for (const listener of this.listeners) {
+      if (this.log.retainsAfter(listener.cursor)) continue;
+      this.listeners.delete(listener);
+      listener.overrun();
+    }
+  }
+
+  /** Logs a built event, records what it changes, and hands it to the listeners. */
+  private commit(event: TaskEvent): void {
+    this.log.append(event, this.keepAfter());
+    this.dropOverrun();
+    if (event.response.payload?.$case === 'artifactUpdate' && event.response.payload.value.artifact) {
+      const artifact = event.response.payload.value.artifact;
+      this.artifacts.set(artifact.artifactId, artifact);
+    }
+    for (const listener of this.listeners) this.pump(listener);
+  }
+
+  private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
+    const artifact: Artifact = {
+      artifactId: `tool-call-${frame.toolCallId}`,
+      name: TOOL_CALL_V1_ARTIFACT_NAME,
+      description: '',
+      parts: [emitToolCall(frame)],
+      metadata: undefined,
+      extensions: [],
+    };
+    return new TaskEvent(
+      this.log.nextSeq,
+      {
+        payload: {
+          $case: 'artifactUpdate',
+          value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: frame.phase !== 'started', metadata: undefined },
+        },
+      },
+      true,
+    );
+  }
+
+  /**
+   * Hands a listener the events after its cursor, in order, while it is ready (also those a
+   * push appends meanwhile).
+   */
+  private pump(listener: TaskListener): void {
+    if (this.pumping.has(listener)) return;
+    this.pumping.add(listener);
+    try {
+      while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
+        if (listener.ready && !listener.ready()) return;
+        const event = this.log.get(listener.cursor + 1);
+        // trim() drops a listener before the events it needs go, so this cannot happen.
+        if (!event) throw new Error(`task ${this.id}: event ${listener.cursor + 1} is missing from the log`);
+        listener.cursor += 1;
+        listener.push(event);
+      }
+    } finally {
+      this.pumping.delete(listener);
+    }
+  }
+
+  private settle(): void {
+    this.openTools.clear();
+    this.resolveSettled();
+    for (const callback of this.onSettled.splice(0)) callback();
+  }
+}
+
+function withUnserializableNoted(frame: ToolCallArtifactData, err: unknown): ToolCallArtifactData {
+  const note = `[not serialisable: ${err instanceof Error ? err.message : String(err)}]`;
+  if (frame.phase === 'started') return { ...frame, args: note };
+  if (frame.phase === 'completed') return { ...frame, result: note };
+  return { ...frame, error: note };
+}

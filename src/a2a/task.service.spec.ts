@@ -1,0 +1,298 @@
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Role, TaskState, type Message } from '@a2a-js/sdk';
+import { lastValueFrom, toArray } from 'rxjs';
+import { AgentBus, EventEmitterAgentBus, type SkillCancel, type SkillRequest } from '../runtime';
+import { resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
+import { JsonRpcRequestError } from './a2a-errors';
+import { TaskService } from './task.service';
+
+function message(text: string, contextId = ''): Message {
+  return {
+    messageId: `m-${text}`,
+    contextId,
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+describe('TaskService', () => {
+  let bus: AgentBus;
+  let service: TaskService;
+  let requests: SkillRequest[];
+  let cancels: SkillCancel[];
+
+  function setUp(options: A2aModuleOptions = {}): void {
+    bus = new EventEmitterAgentBus(new EventEmitter2({ wildcard: false }));
+    service = new TaskService(bus, resolveA2aConfig(options));
+    requests = [];
+    cancels = [];
+    bus.requests$().subscribe((r) => requests.push(r));
+    bus.cancels$().subscribe((c) => cancels.push(c));
+  }
+
+  const start = (text: string, caller?: string, contextId = '') => service.start({ message: message(text, contextId), text, caller });
+
+  beforeEach(() => setUp());
+  afterEach(() => service.onModuleDestroy());
+
+  it('subscribes the task topics before it publishes the request, so a synchronous run is seen whole', () => {
+    bus.requests$().subscribe((r) => {
+      bus.publish('progress', r.correlationId, { text: 'thinking', step: 0 });
+      bus.publish('toolframe', r.correlationId, { frame: { toolCallId: 'a', name: 'calc', phase: 'started' } });
+      bus.publish('reply', r.correlationId, { status: 'completed', text: '42' });
+    });
+    const task = start('what is 6 x 7');
+    expect(task.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // task, thinking, started, failed (closed by the answer), answer, completed
+    expect(task.log.lastSeq).toBe(6);
+    expect(requests[0]).toMatchObject({ correlationId: task.id, message: 'what is 6 x 7', contextId: task.contextId });
+  });
+
+  it('holds three topic subscriptions per live task and releases them when it settles', () => {
+    const baseline = bus.listenerCount();
+    const a = start('a');
+    const b = start('b');
+    expect(service.metrics()).toMatchObject({ liveTasks: 2, topicSubscriptions: 6 });
+    expect(bus.listenerCount()).toBe(baseline + 6);
+    bus.publish('reply', a.id, { status: 'completed', text: 'A' });
+    bus.publish('reply', b.id, { status: 'failed', error: 'B failed' });
+    expect(service.metrics()).toMatchObject({ tasks: 2, liveTasks: 0, topicSubscriptions: 0 });
+    expect(bus.listenerCount()).toBe(baseline);
+    expect(b.state).toBe(TaskState.TASK_STATE_FAILED);
+  });
+
+  it('keeps tasks apart: a task only takes the events of its own topics', () => {
+    const a = start('a');
+    const b = start('b');
+    bus.publish('toolframe', a.id, { frame: { toolCallId: 'x', name: 'weather', phase: 'started' } });
+    bus.publish('progress', b.id, { text: 'b is thinking', step: 0 });
+    expect(a.log.lastSeq).toBe(2);
+    expect(b.log.lastSeq).toBe(2);
+    expect(a.log.get(2)?.isToolFrame).toBe(true);
+    expect(b.log.get(2)?.isToolFrame).toBe(false);
+  });
+
+  it('rejects malformed bus payloads with a log line and a count, never a crash', () => {
+    const task = start('a');
+    const warn = jest.spyOn((service as unknown as { logger: { warn: (m: string) => void } }).logger, 'warn').mockImplementation(() => undefined);
+    bus.publish('toolframe', task.id, { frame: { toolCallId: '', name: 'x', phase: 'started' } });
+    bus.publish('toolframe', task.id, { frame: { toolCallId: 'a', name: 'x', phase: 'running' } } as never);
+    bus.publish('progress', task.id, {} as never);
+    bus.publish('reply', task.id, { status: 'weird' } as never);
+    expect(service.metrics().rejectedFrames).toBe(2);
+    expect(warn).toHaveBeenCalledTimes(4);
+    expect(task.log.lastSeq).toBe(1);
+    expect(task.isTerminal).toBe(false);
+  });
+
+  it('fails the task when the request cannot be dispatched', () => {
+    jest.spyOn(bus, 'publishRequest').mockImplementation(() => {
+      throw new Error('broker down');
+    });
+    const task = start('a');
+    expect(task.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(task.status.message?.parts[0].content).toEqual({ $case: 'text', value: 'the run could not be dispatched: broker down' });
+  });
+
+  it('passes the earlier turns of the same context to the run', () => {
+    const first = start('my name is Ada');
+    bus.publish('reply', first.id, { status: 'completed', text: 'Hello Ada' });
+    start('what is my name?', undefined, first.contextId);
+    expect(requests[1].contextId).toBe(first.contextId);
+    expect(requests[1].history).toEqual([
+      { role: 'user', text: 'my name is Ada' },
+      { role: 'agent', text: 'Hello Ada' },
+    ]);
+  });
+
+  describe('cancel', () => {
+    it('asks the runtime to cancel and resolves once it answers', async () => {
+      const task = start('a');
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'slow', phase: 'started' } });
+      bus.cancels$().subscribe((c) => {
+        bus.publish('toolframe', c.correlationId, { frame: { toolCallId: 't', name: 'slow', phase: 'failed', error: 'cancelled' } });
+        bus.publish('reply', c.correlationId, { status: 'cancelled', reason: c.reason ?? '' });
+      });
+      await service.cancel(task, 'user asked');
+      expect(cancels).toEqual([{ correlationId: task.id, reason: 'user asked' }]);
+      expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
+    });
+
+    it('settles the task as cancelled itself, closing open tools, when the runtime does not answer', async () => {
+      setUp({ cancelTimeoutMs: 20 });
+      const task = start('a');
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'slow', phase: 'started' } });
+      await service.cancel(task, 'user asked');
+      expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const frames = [...Array(task.log.lastSeq).keys()].map((i) => task.log.get(i + 1)!).filter((e) => e.isToolFrame);
+      expect(JSON.parse(frames[1].json).artifactUpdate.artifact.parts[0].data).toMatchObject({ phase: 'failed', error: 'cancelled' });
+      expect(service.metrics().topicSubscriptions).toBe(0);
+    });
+
+    it('publishes one cancel however often it is asked', async () => {
+      setUp({ cancelTimeoutMs: 10 });
+      const task = start('a');
+      await Promise.all([service.cancel(task, 'x'), service.cancel(task, 'y')]);
+      expect(cancels).toHaveLength(1);
+    });
+  });
+
+  describe('find and list', () => {
+    it('shows a task only to the caller that created it (task-not-found for others)', () => {
+      const mine = start('a', 'alice');
+      expect(service.find(mine.id, 'alice')).toBe(mine);
+      expect(service.find(mine.id, 'bob')).toBeUndefined();
+      expect(service.find(mine.id, undefined)).toBeUndefined();
+      expect(service.list('bob', { pageSize: 10 }).tasks).toEqual([]);
+    });
+
+    it('lists the most recently updated first, filters, and pages with a cursor', () => {
+      jest.useFakeTimers({ now: 1_000 });
+      try {
+        const tasks = ['a', 'b', 'c', 'd', 'e'].map((t) => {
+          jest.advanceTimersByTime(10);
+          return start(t, undefined, t === 'e' ? 'ctx-e' : '');
+        });
+        jest.advanceTimersByTime(10);
+        bus.publish('reply', tasks[0].id, { status: 'completed', text: 'A' }); // a is now the most recent
+        const ids = (page: { tasks: { id: string }[] }) => page.tasks.map((t) => t.id);
+        const first = service.list(undefined, { pageSize: 2 });
+        expect(ids(first)).toEqual([tasks[0].id, tasks[4].id]);
+        expect(first.totalSize).toBe(5);
+        const second = service.list(undefined, { pageSize: 2, pageToken: first.nextPageToken });
+        expect(ids(second)).toEqual([tasks[3].id, tasks[2].id]);
+        const third = service.list(undefined, { pageSize: 2, pageToken: second.nextPageToken });
+        expect(ids(third)).toEqual([tasks[1].id]);
+        expect(third.nextPageToken).toBe('');
+        expect(ids(service.list(undefined, { pageSize: 10, state: TaskState.TASK_STATE_COMPLETED }))).toEqual([tasks[0].id]);
+        expect(ids(service.list(undefined, { pageSize: 10, contextId: 'ctx-e' }))).toEqual([tasks[4].id]);
+        expect(ids(service.list(undefined, { pageSize: 10, statusAfter: 1_040 }))).toEqual([tasks[0].id, tasks[4].id]);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('rejects a page token it did not issue, naming the field', () => {
+      expect(() => service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).toThrow(JsonRpcRequestError);
+      expect(() => service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).toThrow(/pageToken/);
+    });
+  });
+
+  it('forgets a finished task after the TTL, and only a finished one', () => {
+    jest.useFakeTimers();
+    try {
+      setUp({ taskTtlMs: 1_000 });
+      const done = start('a');
+      const running = start('b');
+      bus.publish('reply', done.id, { status: 'completed', text: 'A' });
+      jest.advanceTimersByTime(999);
+      expect(service.find(done.id, undefined)).toBe(done);
+      jest.advanceTimersByTime(1);
+      expect(service.find(done.id, undefined)).toBeUndefined();
+      expect(service.find(running.id, undefined)).toBe(running);
+      expect(service.metrics().tasks).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  describe('startStreaming', () => {
+    const burst = (count: number) =>
+      bus.requests$().subscribe((r) => {
+        for (let i = 0; i < count; i++) bus.publish('progress', r.correlationId, { text: `p${i}`, step: i });
+        bus.publish('reply', r.correlationId, { status: 'completed', text: 'done' });
+      });
+
+    it('gives the stream that started the task every event, also a burst past the cap before it subscribes', async () => {
+      setUp({ maxEventsPerTask: 5 });
+      burst(6);
+      const { task, events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      expect(task.log.size).toBe(9); // held past the cap until the stream attaches
+      const seqs = (await lastValueFrom(events.pipe(toArray()))).map((e) => e.seq);
+      expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(task.log.size).toBe(5);
+    });
+
+    it('starts that stream with a Task snapshot when the burst overflowed even twice the cap', async () => {
+      setUp({ maxEventsPerTask: 5 });
+      burst(20);
+      const { events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      const all = await lastValueFrom(events.pipe(toArray()));
+      expect(all.map((e) => e.response.payload?.$case)).toEqual(['task']);
+      expect(all[0].seq).toBe(23);
+      expect(all[0].response.payload?.$case === 'task' && all[0].response.payload.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    });
+
+    it('lets go of the held events when the stream never attaches', () => {
+      setUp({ maxEventsPerTask: 5 });
+      const { task, release } = service.startStreaming({ message: message('a'), text: 'a', caller: undefined }, { toolFrames: true });
+      for (let i = 0; i < 8; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
+      expect(task.log.size).toBe(9);
+      release();
+      expect(task.log.size).toBe(5);
+    });
+
+    it('paces a stream: no more than a batch per event-loop turn, and nothing while the consumer is busy', async () => {
+      const task = start('a');
+      for (let i = 0; i < 600; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
+      let busy = false;
+      let drained: (() => void) | undefined;
+      const got: number[] = [];
+      service
+        .follow(task, {
+          after: 0,
+          toolFrames: true,
+          pace: { ready: () => !busy, whenReady: (callback) => ((drained = callback), () => (drained = undefined)) },
+        })
+        .subscribe((e) => got.push(e.seq));
+      expect(got).toHaveLength(256); // one batch, then the writer gets the event loop
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(got).toHaveLength(512);
+      busy = true;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(got).toHaveLength(512);
+      busy = false;
+      drained?.();
+      expect(got).toHaveLength(601);
+      expect(got).toEqual(Array.from({ length: 601 }, (_, i) => i + 1));
+    });
+  });
+
+  describe('follow', () => {
+    it('streams everything from the Task on, ending after the terminal status', async () => {
+      const task = start('a');
+      const all = lastValueFrom(service.follow(task, { after: 0, toolFrames: true }).pipe(toArray()));
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'n', phase: 'started' } });
+      bus.publish('reply', task.id, { status: 'completed', text: 'done' });
+      const events = await all;
+      expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(service.metrics().openStreams).toBe(0);
+    });
+
+    it('leaves out tool frames for a client without the extension', async () => {
+      const task = start('a');
+      const all = lastValueFrom(service.follow(task, { after: 0, toolFrames: false }).pipe(toArray()));
+      bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'n', phase: 'started' } });
+      bus.publish('reply', task.id, { status: 'completed', text: 'done' });
+      expect((await all).map((e) => e.response.payload?.$case)).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
+    });
+
+    it('starts with a Task snapshot without a cursor, or when the cursor is no longer retained', async () => {
+      setUp({ maxEventsPerTask: 3 });
+      const task = start('a');
+      for (let i = 0; i < 5; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
+      const fromSnapshot = lastValueFrom(service.follow(task, { toolFrames: true }).pipe(toArray()));
+      const fromEvicted = lastValueFrom(service.follow(task, { after: 1, toolFrames: true }).pipe(toArray()));
+      bus.publish('reply', task.id, { status: 'completed', text: 'done' });
+      for (const events of [await fromSnapshot, await fromEvicted]) {
+        expect(events[0].response.payload?.$case).toBe('task');
+        expect(events[0].seq).toBe(6);
+        expect(events.slice(1).map((e) => e.seq)).toEqual([7, 8]);
+      }
+    });
+  });
+});

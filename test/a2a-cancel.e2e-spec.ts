@@ -1,0 +1,153 @@
+import { TaskState } from '@a2a-js/sdk';
+import { parseToolCall } from '../src/extensions';
+import { CLIENT_KINDS, describeEvent, sdkClient, userMessage } from './support/clients';
+import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
+import { parallelWeatherAndClock, slowTool } from './support/scripts';
+import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+
+/** Everything a finished task held is released: bus listeners, topic subscriptions, streams. */
+async function expectBaseline(t: ScriptedA2aApp, busBaseline: number): Promise<void> {
+  await eventually(() => t.bus.listenerCount() === busBaseline && t.tasks.metrics().openStreams === 0, 5_000, 'listeners and streams back to baseline');
+  expect(t.tasks.metrics()).toMatchObject({ liveTasks: 0, topicSubscriptions: 0, openStreams: 0 });
+}
+
+async function firstFrame(reader: AsyncGenerator<SseMessage>): Promise<void> {
+  for (;;) {
+    const { value, done } = await reader.next();
+    if (done) throw new Error('the stream ended before a frame');
+    const result = (dataOf(value).result ?? dataOf(value)) as { artifactUpdate?: { artifact: { parts: unknown[] } } };
+    if (result.artifactUpdate && parseToolCall(result.artifactUpdate.artifact.parts)) return;
+  }
+}
+
+describe('cancel and disconnect (e2e)', () => {
+  describe('with the defaults (cancelOnDisconnect on)', () => {
+    let t: ScriptedA2aApp;
+    let busBaseline: number;
+
+    beforeAll(async () => {
+      t = await startScriptedA2aApp(slowTool);
+      busBaseline = t.bus.listenerCount();
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it.each(CLIENT_KINDS)('CancelTask through the %s client aborts the run: open tools fail "cancelled", the task ends CANCELED', async (kind) => {
+      const client = await sdkClient(t.base, kind);
+      const stream = client.sendMessageStream({ tenant: '', message: userMessage('search everything'), configuration: undefined, metadata: undefined });
+      const seen: string[] = [];
+      let taskId = '';
+      for await (const event of stream) {
+        seen.push(describeEvent(event));
+        if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+        if (seen[seen.length - 1] === 'started slow_search') {
+          const cancelled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+          expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+        }
+      }
+      expect(seen).toEqual(['task', 'WORKING: thinking', 'started slow_search', 'failed slow_search', 'CANCELED: cancelled by the client']);
+      expect(t.worker.cancels).toContainEqual({ correlationId: taskId, reason: 'cancelled by the client' });
+      await expectBaseline(t, busBaseline);
+    });
+
+    it.each(['JSON-RPC', 'HTTP+JSON'])('a client that disconnects from a %s stream aborts the run and leaves no listener behind', async (binding) => {
+      const controller = new AbortController();
+      const nextRun = t.worker.nextRun();
+      const response =
+        binding === 'JSON-RPC'
+          ? await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') }, { signal: controller.signal })
+          : await fetch(`${t.base}/message:stream`, {
+              method: 'POST',
+              signal: controller.signal,
+              headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+              body: JSON.stringify({ message: wireMessage('search') }),
+            });
+      const run = await nextRun;
+      await firstFrame(readSse(response));
+      controller.abort();
+      await eventually(() => run.settled, 5_000, 'the run to be cancelled');
+      expect(t.worker.cancels).toContainEqual({ correlationId: run.id, reason: 'the client disconnected' });
+      const task = t.tasks.find(run.id, undefined)!;
+      expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
+      await expectBaseline(t, busBaseline);
+    });
+
+    it('a client that disconnects from a blocking SendMessage aborts the run too', async () => {
+      const controller = new AbortController();
+      const nextRun = t.worker.nextRun();
+      const pending = rpc(t.base, 'SendMessage', { message: wireMessage('search') }, { signal: controller.signal }).catch((err: unknown) => err);
+      const run = await nextRun;
+      controller.abort();
+      await pending;
+      await eventually(() => run.settled, 5_000, 'the run to be cancelled');
+      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      await expectBaseline(t, busBaseline);
+    });
+
+    it('a SubscribeToTask client that leaves does not cancel the task', async () => {
+      const nextRun = t.worker.nextRun();
+      const origin = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') });
+      const run = await nextRun;
+      const controller = new AbortController();
+      const watcher = await rpc(t.base, 'SubscribeToTask', { id: run.id }, { signal: controller.signal });
+      await readSse(watcher).next();
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(run.settled).toBe(false);
+      run.completed('call_slow', 'slow_search', 'found');
+      run.reply('found it');
+      const events = await collect(origin);
+      expect(JSON.stringify(dataOf(events[events.length - 1]))).toContain('TASK_STATE_COMPLETED');
+      await expectBaseline(t, busBaseline);
+    });
+  });
+
+  it('with cancelOnDisconnect off the run goes on, and the client rejoins with SubscribeToTask', async () => {
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, { cancelOnDisconnect: false });
+    try {
+      t.worker.script = async (run) => {
+        run.progress('thinking');
+        run.started('a', 'weather');
+        await run.sleep(100);
+        run.completed('a', 'weather', { tempC: 18 });
+        run.reply('18 °C');
+      };
+      const controller = new AbortController();
+      const nextRun = t.worker.nextRun();
+      const response = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') }, { signal: controller.signal });
+      const run = await nextRun;
+      const reader = readSse(response);
+      const first = (await reader.next()).value as SseMessage;
+      controller.abort();
+      const rejoined = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
+      expect(rejoined.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
+      expect(t.worker.cancels).toEqual([]);
+      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('settles the task as CANCELED itself when the runtime never answers the cancel', async () => {
+    const t = await startScriptedA2aApp(slowTool, { cancelTimeoutMs: 50 });
+    try {
+      const nextRun = t.worker.nextRun();
+      const stream = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') });
+      const run = await nextRun;
+      await eventually(() => (t.tasks.find(run.id, undefined)?.log.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
+      t.worker.stop(); // nobody hears the cancel now
+      const cancelled = dataOf(await collectJson(await rpc(t.base, 'CancelTask', { id: run.id })));
+      expect(cancelled).toMatchObject({ result: { status: { state: 'TASK_STATE_CANCELED' } } });
+      const events = (await collect(stream)).map((m) => JSON.stringify(dataOf(m)));
+      expect(events[3]).toContain('"phase":"failed","error":"cancelled"');
+      expect(t.bus.listenerCount()).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+async function collectJson(response: Response): Promise<SseMessage> {
+  return { data: await response.text() };
+}

@@ -1,0 +1,45 @@
+import { Global, Module, type INestApplication } from '@nestjs/common';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import { A2aModule, TaskService, type A2aModuleOptions } from '../../src/a2a';
+import { AgentBus, EventEmitterAgentBus } from '../../src/runtime';
+import { ScriptedWorker, type Script } from './scripted-worker';
+
+/** The bus alone (as RuntimeModule provides it), without an executor: the scripted worker serves it. */
+@Global()
+@Module({
+  imports: [EventEmitterModule.forRoot({ wildcard: false, maxListeners: 0, ignoreErrors: false })],
+  providers: [{ provide: AgentBus, useClass: EventEmitterAgentBus }],
+  exports: [AgentBus],
+})
+export class ScriptedBusModule {}
+
+export interface ScriptedA2aApp {
+  app: INestApplication;
+  base: string;
+  bus: AgentBus;
+  worker: ScriptedWorker;
+  tasks: TaskService;
+  close(): Promise<void>;
+}
+
+/** A2aModule on a real port, served by a ScriptedWorker. */
+export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions = {}): Promise<ScriptedA2aApp> {
+  const moduleRef = await Test.createTestingModule({ imports: [ScriptedBusModule, A2aModule.forRoot(options)] }).compile();
+  // Closing the app must not wait for the keep-alive sockets fetch leaves open.
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true });
+  await app.listen(0, '127.0.0.1');
+  const bus = app.get(AgentBus);
+  const worker = new ScriptedWorker(bus, script).start();
+  return {
+    app,
+    base: await app.getUrl(),
+    bus,
+    worker,
+    tasks: app.get(TaskService),
+    close: async () => {
+      worker.stop();
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/** A raw SSE client for the tests that need what SDK clients hide: event ids, comments, reconnects. */
+
+export interface SseMessage {
+  id?: string;
+  data?: string;
+  comment?: string;
+  event?: string;
+}
+
+/** Parses an SSE body as it arrives (fields per the HTML spec; one message per blank line). */
+export async function* readSse(response: Response): AsyncGenerator<SseMessage> {
+  if (!response.body) throw new Error('the response has no body');
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let message: SseMessage = {};
+  let filled = false;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline: number;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, '');
+      buffer = buffer.slice(newline + 1);
+      if (line === '') {
+        if (filled) yield message;
+        message = {};
+        filled = false;
+        continue;
+      }
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      filled = true;
+      if (field === '') message.comment = value;
+      else if (field === 'data') message.data = message.data === undefined ? value : `${message.data}\n${value}`;
+      else if (field === 'id') message.id = value;
+      else if (field === 'event') message.event = value;
+    }
+  }
+}
+
+/** The JSON of each data message (the JSON-RPC envelope, or the bare StreamResponse). */
+export function dataOf(message: SseMessage): Record<string, unknown> {
+  return JSON.parse(message.data ?? 'null') as Record<string, unknown>;
+}
+
+export interface RpcOptions {
+  version?: string | null;
+  headers?: Record<string, string>;
+  id?: string | number | null;
+  signal?: AbortSignal;
+}
+
+/** POST one JSON-RPC call to /a2a; `version: null` sends no A2A-Version header. */
+export function rpc(base: string, method: string, params: unknown, options: RpcOptions = {}): Promise<Response> {
+  const { version = '1.0', headers = {}, id = 1, signal } = options;
+  return fetch(`${base}/a2a`, {
+    method: 'POST',
+    signal,
+    headers: { 'content-type': 'application/json', ...(version === null ? {} : { 'a2a-version': version }), ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+  });
+}
+
+/** Collects every message of a stream until it ends. */
+export async function collect(response: Response): Promise<SseMessage[]> {
+  const out: SseMessage[] = [];
+  for await (const message of readSse(response)) out.push(message);
+  return out;
+}
+
+/** A 1.0 user message in wire JSON. */
+export function wireMessage(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { messageId: `m-${Math.random().toString(36).slice(2)}`, role: 'ROLE_USER', parts: [{ text }], ...extra };
+}
+
+/** Waits until `check` holds (polling), or fails with what it last saw. */
+export async function eventually(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
