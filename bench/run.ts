@@ -8,13 +8,12 @@
  */
 import { execSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig } from './lib/config';
-import { LoadProcess } from './lib/processes';
+import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
 import { chart, checkTargets, markdownSummary, type BenchResults } from './lib/report';
 import { ServerPool } from './lib/server-pool';
-import { measureExecutorOverhead } from './sections/executor-overhead';
 import { measureIdleMemory } from './sections/idle-memory';
 import { measurePipelineCost } from './sections/pipeline-cost';
 import { measureSideBySide } from './sections/side-by-side';
@@ -76,6 +75,7 @@ async function main(): Promise<void> {
       quick,
       reps: config.reps,
       fdLimit: fdLimit(),
+      loadAverageAtStart: loadavg()[0],
     },
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
@@ -86,12 +86,16 @@ async function main(): Promise<void> {
     if (sections.includes('side')) results.sideBySide = await measureSideBySide(config, pool, log);
     if (sections.includes('idle')) results.idleMemory = await measureIdleMemory(config, pool, log);
     await pool.stopAll();
-    if (sections.includes('executor')) results.executorOverhead = await measureExecutorOverhead(config, log);
+    if (sections.includes('executor')) {
+      log('executor overhead (in a fresh process)');
+      results.executorOverhead = await measureExecutorOverheadInChild(config);
+    }
   } finally {
     await pool.stopAll();
     await load.stop();
   }
   results.meta.durationS = Math.round((Date.now() - started) / 1000);
+  results.meta.loadAverageAtEnd = loadavg()[0];
   results.targets = checkTargets(results, config);
   const dir = __dirname;
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

@@ -7,6 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { LoadJob, LoadResult } from '../load/load-types';
+import type { ExecutorOverheadResult } from '../sections/executor-overhead';
+import type { BenchConfig } from './config';
 import type { LoadCommand, LoadReply, ServerCommand, ServerReply, Target } from './ipc';
 
 const BENCH_DIR = join(__dirname, '..');
@@ -131,4 +133,13 @@ export class LoadProcess {
   stop(): Promise<void> {
     return stop(this.child);
   }
+}
+
+/** Runs the executor-overhead section in a fresh child process and returns its rows. */
+export async function measureExecutorOverheadInChild(config: BenchConfig): Promise<ExecutorOverheadResult> {
+  const child = spawnTs('sections/executor-overhead-child.ts', [JSON.stringify(config)], []);
+  type Reply = { type: 'executor-overhead'; rows: ExecutorOverheadResult };
+  const { rows } = await nextMessage<Reply, 'executor-overhead'>(child, 'executor-overhead', 600_000);
+  await stop(child);
+  return rows;
 }

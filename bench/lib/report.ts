@@ -8,7 +8,19 @@ import type { Target } from './ipc';
 import { chartSvg, type Panel } from './svg-chart';
 
 export interface BenchResults {
-  meta: { date: string; node: string; cpus: number; cpuModel: string; quick: boolean; reps: number; fdLimit: string; durationS?: number };
+  meta: {
+    date: string;
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    quick: boolean;
+    reps: number;
+    fdLimit: string;
+    /** One-minute load average of the machine: above its core count, other work shared the CPUs. */
+    loadAverageAtStart: number;
+    loadAverageAtEnd?: number;
+    durationS?: number;
+  };
   pipelineCost?: PipelineCostResult;
   sideBySide?: ComparisonRow[];
   idleMemory?: IdleMemoryRow[];
@@ -95,14 +107,17 @@ function rowLabel(row: ComparisonRow): string {
 function cell(f: TargetFigures | undefined): string {
   if (!f) return '—';
   const cut = f.cut ? ` (cut at the time limit: ${n(f.framesReceived)} of ${n(f.framesExpected)} frames)` : '';
-  return `${n(f.framesPerSec)}${cut}`;
+  const failed = f.failedStreams > 0 ? ` (${n(f.failedStreams)} streams failed: ${f.errors.join('; ')})` : '';
+  return `${n(f.framesPerSec)}${cut}${failed}`;
 }
 
 export function markdownSummary(results: BenchResults): string {
   const out: string[] = [];
   const m = results.meta;
   out.push(
-    `Measured ${m.date} on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.quick ? 'quick mode, 1 run per figure' : `median of ${m.reps} runs per figure`}.`,
+    `Measured ${m.date} on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.quick ? 'quick mode, 1 run per figure' : `median of ${m.reps} runs per figure`}, ` +
+      `in ${n(m.durationS ?? NaN)} s. Load average ${n(m.loadAverageAtStart, 1)} at the start, ${n(m.loadAverageAtEnd ?? NaN, 1)} at the end ` +
+      `(above ${m.cpus}, other work was sharing the CPUs and latency figures suffer first).`,
     '',
   );
   if (results.targets?.length) {
@@ -158,8 +173,15 @@ export function markdownSummary(results: BenchResults): string {
       '### RSS per open idle stream',
       '',
       table(
-        ['server', 'streams', 'open', 'KiB per stream', 'RSS before → open'],
-        results.idleMemory.map((r) => [r.target, n(r.streams), n(r.opened), n(r.rssPerStreamKiB, 1), `${n(r.rssBeforeMiB)} → ${n(r.rssOpenMiB)} MiB`]),
+        ['server', 'streams', 'open', 'KiB per stream', 'RSS before → open', 'runs'],
+        results.idleMemory.map((r) => [
+          r.target,
+          n(r.streams),
+          n(r.opened),
+          n(r.rssPerStreamKiB, 1),
+          `${n(r.rssBeforeMiB)} → ${n(r.rssOpenMiB)} MiB`,
+          n(r.runs),
+        ]),
       ),
       '',
     );

@@ -13,6 +13,7 @@ export interface IdleMemoryRow {
   streams: number;
   /** Streams that were open with their first frame when RSS was read (median run). */
   opened: number;
+  runs: number;
   rssPerStreamKiB: number;
   rssBeforeMiB: number;
   rssOpenMiB: number;
@@ -28,7 +29,8 @@ export async function measureIdleMemory(config: BenchConfig, pool: ServerPool, l
       const before: number[] = [];
       const open: number[] = [];
       const opened: number[] = [];
-      for (let rep = 0; rep < config.idleReps; rep++) {
+      const reps = streams <= 1_000 ? config.idleReps.upTo1k : config.idleReps.larger;
+      for (let rep = 0; rep < reps; rep++) {
         await pool.retire(target);
         const server = await pool.server(target);
         const rss0 = await server.rssAfterGc();
@@ -52,6 +54,7 @@ export async function measureIdleMemory(config: BenchConfig, pool: ServerPool, l
         target,
         streams,
         opened: median(opened),
+        runs: reps,
         rssPerStreamKiB: median(perStream),
         rssBeforeMiB: median(before),
         rssOpenMiB: median(open),

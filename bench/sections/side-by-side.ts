@@ -25,6 +25,9 @@ export interface TargetFigures {
   framesExpected: number;
   /** True when a run hit the time limit: its rate is over the frames that arrived by then. */
   cut: boolean;
+  /** Streams that failed, over all runs, and the first errors. */
+  failedStreams: number;
+  errors: string[];
 }
 
 export interface ComparisonRow {
@@ -55,6 +58,8 @@ function figures(target: Target, runs: MeasuredRun[], framesExpected: number): T
     framesReceived: mid.result.frames,
     framesExpected,
     cut: runs.some((r) => r.result.cut > 0),
+    failedStreams: runs.reduce((sum, r) => sum + r.result.failed, 0),
+    errors: [...new Set(runs.flatMap((r) => r.result.errors))].slice(0, 3),
   };
 }
 
