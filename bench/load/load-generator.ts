@@ -36,6 +36,14 @@ class LoadRun {
   private endedUs = 0;
   private settledCount = 0;
   private firstFrameCount = 0;
+  /** Streams that have received their first bytes (the server has taken them on). */
+  private answered = 0;
+  /**
+   * Latency is sampled once every stream of the run is open: while the server is still taking
+   * on the others (a burst of new requests), the frames of the first ones wait behind that
+   * work, which is connection ramp-up, not the steady state the figure describes.
+   */
+  private steady = false;
   private nextToOpen = 0;
   private connecting = 0;
   private open = 0;
@@ -74,7 +82,9 @@ class LoadRun {
     this.open++;
     const handle: StreamHandle = {};
     this.handles[index] = handle;
-    const reader = new SseFrameReader((us) => this.latenciesUs.push(us));
+    const reader = new SseFrameReader((us) => {
+      if (this.steady) this.latenciesUs.push(us);
+    });
     this.readers[index] = reader;
     this.connecting++;
     let connected = false;
@@ -110,8 +120,13 @@ class LoadRun {
         return;
       }
       res.setEncoding('utf8');
+      let answered = false;
       res.on('data', (chunk: string) => {
         const receivedUs = nowUs();
+        if (!answered) {
+          answered = true;
+          this.onAnswered();
+        }
         this.bytes += chunk.length;
         const before = reader.stats.frames;
         reader.push(chunk, receivedUs);
@@ -124,6 +139,11 @@ class LoadRun {
       res.on('error', (err) => this.settle(handle, 'failed', err.message));
     });
     req.end(this.body);
+  }
+
+  private onAnswered(): void {
+    this.answered++;
+    if (this.answered >= Math.min(this.job.streams, this.job.maxOpen ?? this.job.streams)) this.steady = true;
   }
 
   private onFirstFrame(): void {
