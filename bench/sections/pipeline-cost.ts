@@ -1,8 +1,9 @@
 /**
  * 1. Pipeline cost: server CPU per frame, from the executor event to SSE bytes written, at
- * 10 to 10,000 tool calls per task. Tasks run one after another on one stream; the CPU of an
- * empty task (request, task creation, stream set-up and teardown) is measured in the same run
- * and subtracted, so what remains is what each frame costs. Flat across sizes = linear total.
+ * 10 to 10,000 tool calls per task. Tasks run one after another on one stream. Each batch is
+ * paired with a batch of as many empty tasks (request, task, stream set-up and teardown, no
+ * frame) run just before it; the difference over the frames is what each frame costs. Flat
+ * across sizes = linear total.
  */
 import type { BenchConfig } from '../lib/config';
 import type { Target } from '../lib/ipc';
@@ -21,11 +22,11 @@ export interface PipelineCostRow {
 }
 
 export interface PipelineCostResult {
+  /** CPU of one empty task (median over every paired batch), per server. */
   emptyTaskCpuUs: Record<string, number>;
   rows: PipelineCostRow[];
 }
 
-const EMPTY_TASKS = 200;
 export const PIPELINE_TARGETS: readonly Target[] = ['toolstream', 'limit'];
 
 export async function measurePipelineCost(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<PipelineCostResult> {
@@ -36,24 +37,24 @@ export async function measurePipelineCost(config: BenchConfig, pool: ServerPool,
     return run.serverCpuUs;
   };
   for (const target of PIPELINE_TARGETS) {
-    const empty: number[] = [];
-    for (let rep = 0; rep < config.reps; rep++) empty.push((await sequential(target, 0, EMPTY_TASKS)) / EMPTY_TASKS);
-    const emptyTaskUs = median(empty);
-    result.emptyTaskCpuUs[target] = emptyTaskUs;
+    const emptyTask: number[] = [];
     for (const toolCalls of config.pipelineToolCalls) {
       const tasks = Math.max(1, Math.round(config.pipelineBudgetToolCalls / toolCalls));
       const frames = tasks * toolCalls * FRAMES_PER_TOOL_CALL;
       const marginal: number[] = [];
       const allIn: number[] = [];
       for (let rep = 0; rep < config.reps; rep++) {
+        const emptyUs = await sequential(target, 0, tasks);
         const cpuUs = await sequential(target, toolCalls, tasks);
-        marginal.push((cpuUs - tasks * emptyTaskUs) / frames);
+        emptyTask.push(emptyUs / tasks);
+        marginal.push((cpuUs - emptyUs) / frames);
         allIn.push(cpuUs / frames);
       }
       const row = { target, toolCallsPerTask: toolCalls, tasks, cpuPerFrameUs: median(marginal), cpuPerFrameAllInUs: median(allIn) };
       result.rows.push(row);
       log(`pipeline ${target} ${toolCalls} calls/task ×${tasks}: ${row.cpuPerFrameUs.toFixed(2)} µs/frame (${row.cpuPerFrameAllInUs.toFixed(2)} all-in)`);
     }
+    result.emptyTaskCpuUs[target] = median(emptyTask);
   }
   return result;
 }
