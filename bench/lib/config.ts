@@ -19,7 +19,12 @@ export interface BenchConfig {
    * latency at saturation too.
    */
   pacedIntervalMs: number;
+  /**
+   * Long enough that the streams overlap: opening 1,000 streams takes toolstream a few seconds
+   * (a couple of ms of CPU per request), and shorter tasks would end before the last ones open.
+   */
   pacedToolCalls: number;
+  pacedTimeLimitMs: number;
   idleStreams: number[];
   /** Opening 10,000 streams takes toolstream ~30 s on two cores: one run there keeps the bench near ten minutes. */
   idleReps: { upTo1k: number; larger: number };
@@ -46,7 +51,8 @@ export function benchConfig(quick: boolean): BenchConfig {
         concurrency: [1, 100, 1_000],
         concurrencyToolCalls: 50,
         pacedIntervalMs: 50,
-        pacedToolCalls: 20,
+        pacedToolCalls: 80,
+        pacedTimeLimitMs: 10_000,
         idleStreams: [1_000, 10_000],
         idleReps: { upTo1k: 1, larger: 1 },
         singleStreamTimeLimitMs: { upTo1k: 6_000, larger: 4_000 },
@@ -64,7 +70,8 @@ export function benchConfig(quick: boolean): BenchConfig {
         concurrency: [1, 100, 1_000],
         concurrencyToolCalls: 100,
         pacedIntervalMs: 50,
-        pacedToolCalls: 30,
+        pacedToolCalls: 100,
+        pacedTimeLimitMs: 12_000,
         idleStreams: [1_000, 10_000],
         idleReps: { upTo1k: 3, larger: 1 },
         singleStreamTimeLimitMs: { upTo1k: 30_000, larger: 8_000 },

@@ -123,7 +123,7 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, l
       await compare('throughput', streams, { toolCalls: config.concurrencyToolCalls, intervalMs: 0, idle: false }, config.concurrencyTimeLimitMs, config.reps, pool),
     );
     const paced: Scenario = { toolCalls: config.pacedToolCalls, intervalMs: config.pacedIntervalMs, idle: false };
-    push(await compare('latency', streams, paced, config.concurrencyTimeLimitMs, config.reps, pool));
+    push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool));
   }
   return rows;
 }
