@@ -3,6 +3,7 @@ import { A2aModule } from './a2a';
 import { ExtensionsModule } from './extensions';
 import { HealthModule } from './health/health.module';
 import { RuntimeModule } from './runtime';
+import { WebModule } from './web';
 
 /** The demo application: every toolstream module on its offline defaults. */
 @Module({
@@ -42,6 +43,7 @@ import { RuntimeModule } from './runtime';
       },
     }),
     HealthModule,
+    WebModule.forRoot({}),
   ],
 })
 export class AppModule {}

@@ -4,3 +4,5 @@ export * from './executor';
 export * from './runtime';
 export * from './a2a';
 export { HealthModule } from './health/health.module';
+export * from './client';
+export * from './web';

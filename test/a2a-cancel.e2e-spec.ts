@@ -21,12 +21,12 @@ async function firstFrame(reader: AsyncGenerator<SseMessage>): Promise<void> {
 }
 
 describe('cancel and disconnect (e2e)', () => {
-  describe('with the defaults (cancelOnDisconnect on)', () => {
+  describe('with cancelOnDisconnect on (the default), after a short grace', () => {
     let t: ScriptedA2aApp;
     let busBaseline: number;
 
     beforeAll(async () => {
-      t = await startScriptedA2aApp(slowTool);
+      t = await startScriptedA2aApp(slowTool, { disconnectGraceMs: 100 });
       busBaseline = t.bus.listenerCount();
     });
     afterAll(async () => {
@@ -124,6 +124,47 @@ describe('cancel and disconnect (e2e)', () => {
       expect(rejoined.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
       expect(t.worker.cancels).toEqual([]);
       expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('with the default grace, a client that drops and resumes with Last-Event-ID keeps its run; one that never returns is cancelled', async () => {
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, { disconnectGraceMs: 400 });
+    try {
+      t.worker.script = async (run) => {
+        run.progress('thinking');
+        run.started('a', 'weather');
+        await run.sleep(300);
+        run.completed('a', 'weather', { tempC: 18 });
+        run.reply('18 °C');
+      };
+      const controller = new AbortController();
+      const nextRun = t.worker.nextRun();
+      const response = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') }, { signal: controller.signal });
+      const run = await nextRun;
+      const first = (await readSse(response).next()).value as SseMessage;
+      controller.abort();
+      await new Promise((resolve) => setTimeout(resolve, 100)); // a network blip, shorter than the grace
+      const resumed = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
+      expect(resumed.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
+      expect(t.worker.cancels).toEqual([]);
+      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+      t.worker.script = async (run) => {
+        run.progress('thinking');
+        run.started('b', 'weather');
+        await run.sleep(5_000);
+        run.reply('too late');
+      };
+      const gone = new AbortController();
+      const nextGone = t.worker.nextRun();
+      const abandoned = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') }, { signal: gone.signal });
+      const goneRun = await nextGone;
+      await readSse(abandoned).next();
+      gone.abort();
+      await eventually(() => goneRun.settled, 3_000, 'the abandoned run to be cancelled');
+      expect(t.worker.cancels).toContainEqual({ correlationId: goneRun.id, reason: 'the client disconnected' });
     } finally {
       await t.close();
     }

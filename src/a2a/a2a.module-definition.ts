@@ -42,6 +42,12 @@ export interface A2aModuleOptions {
    * client can rejoin with SubscribeToTask.
    */
   cancelOnDisconnect?: boolean;
+  /**
+   * With cancelOnDisconnect, how long a task whose client dropped waits for a client to rejoin
+   * (SubscribeToTask, or a resume with Last-Event-ID) before it is cancelled (default 3000 ms;
+   * 0 cancels at once). A page that reconnects after a network blip keeps its run.
+   */
+  disconnectGraceMs?: number;
   /** Interval of the `: keep-alive` comment on every open stream (default 15000 ms). */
   keepAliveMs?: number;
   /** How long a finished task stays readable (GetTask, replay) before it is forgotten (default 1 hour). */
@@ -88,6 +94,7 @@ export interface A2aConfig {
   publicUrl?: string;
   toolFramesWhenNoExtensionHeader: boolean;
   cancelOnDisconnect: boolean;
+  disconnectGraceMs: number;
   keepAliveMs: number;
   taskTtlMs: number;
   maxEventsPerTask: number;
@@ -97,6 +104,7 @@ export interface A2aConfig {
 
 export const A2A_DEFAULTS = {
   keepAliveMs: 15_000,
+  disconnectGraceMs: 3_000,
   taskTtlMs: 60 * 60_000,
   maxEventsPerTask: 10_000,
   cancelTimeoutMs: 5_000,
@@ -129,6 +137,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}): A2aConfig {
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     toolFramesWhenNoExtensionHeader: options.toolFramesWhenNoExtensionHeader ?? true,
     cancelOnDisconnect: options.cancelOnDisconnect ?? true,
+    disconnectGraceMs: nonNegative(options.disconnectGraceMs, 'disconnectGraceMs') ?? A2A_DEFAULTS.disconnectGraceMs,
     keepAliveMs: positive(options.keepAliveMs, 'keepAliveMs') ?? A2A_DEFAULTS.keepAliveMs,
     taskTtlMs: positive(options.taskTtlMs, 'taskTtlMs') ?? A2A_DEFAULTS.taskTtlMs,
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
@@ -142,6 +151,14 @@ function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value <= 0) {
     throw new Error(`A2aModule option ${name} must be a positive number, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new Error(`A2aModule option ${name} must be zero or a positive number, got ${String(value)}`);
   }
   return value;
 }

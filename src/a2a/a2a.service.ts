@@ -214,11 +214,20 @@ export class A2aService {
     return task;
   }
 
+  /**
+   * The client that started a task leaving early cancels it, after a grace period in which a
+   * client may rejoin (a live stream on the task at the end of it keeps the run going).
+   */
   private cancelIfClientLeaves(response: ServerResponse, task: TaskRecord): void {
     if (!this.config.cancelOnDisconnect) return;
     response.once('close', () => {
       if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
-      void this.tasks.cancel(task, 'the client disconnected');
+      const cancelUnlessRejoined = (): void => {
+        if (!task.isTerminal && task.listenerCount === 0) void this.tasks.cancel(task, 'the client disconnected');
+      };
+      const timer = setTimeout(cancelUnlessRejoined, this.config.disconnectGraceMs);
+      timer.unref();
+      task.whenSettled(() => clearTimeout(timer));
     });
   }
 }

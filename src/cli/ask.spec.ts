@@ -1,0 +1,141 @@
+/* eslint-disable no-control-regex -- terminal escape sequences are what these tests read */
+import { TOOL_CALL_V1_EXTENSION_URI } from '../extensions/tool-call-v1';
+import { json, jsonRpcError, startFakeServer, startSse, writeEvents, type FakeServer } from '../client/fixtures/fake-a2a-server';
+import { demoRun, events10, type Step } from '../client/fixtures/streams';
+import { EXIT, runAsk } from './ask';
+
+class Capture {
+  text = '';
+  constructor(readonly isTTY = false, readonly columns = 120) {}
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
+
+const card = (url: string, extensions = [{ uri: TOOL_CALL_V1_EXTENSION_URI }]) => ({
+  name: 'fake',
+  supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+  capabilities: { streaming: true, extensions },
+});
+
+/** The lines a terminal shows after this output: `ESC[nA ESC[0J` erases the last n lines. */
+function screenOf(output: string): string[] {
+  const lines: string[] = [];
+  for (const piece of output.split(/(\x1b\[\d+A\x1b\[0J)/)) {
+    const erase = /^\x1b\[(\d+)A\x1b\[0J$/.exec(piece);
+    if (erase) lines.splice(lines.length - Number(erase[1]));
+    else lines.push(...piece.split('\n').slice(0, -1));
+  }
+  return lines;
+}
+
+let server: FakeServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function agentStreaming(events: unknown[], cardExtensions?: Array<{ uri: string }>): Promise<string> {
+  server = await startFakeServer((req, res) => {
+    if (req.method === 'GET') return json(res, 200, card(`http://${req.headers.host}`, cardExtensions));
+    startSse(res);
+    writeEvents(res, events, { rpcId: req.body.id });
+    res.end();
+  });
+  return server.url;
+}
+
+async function ask(argv: string[], tty = false) {
+  const stdout = new Capture(tty);
+  const stderr = new Capture();
+  const code = await runAsk(argv, { stdout, stderr, env: { NO_COLOR: '1' } });
+  return { code, out: stdout.text, err: stderr.text };
+}
+
+describe('ask (non-TTY): plain lines', () => {
+  it('prints one line per narration and tool event, marked ✓ or ✗, then the answer; exit 0', async () => {
+    const url = await agentStreaming(events10());
+    const { code, out, err } = await ask(['weather in Paris and the time in Tokyo', '--url', url]);
+    expect(err).toBe('');
+    expect(out.split('\n')).toEqual([
+      '· thinking',
+      '· checking the weather; checking the time',
+      '… weather {"city":"Paris"}',
+      '… world_clock {"timeZone":"Asia/Tokyo"}',
+      '✓ world_clock 35 ms → {"time":"18:00"}',
+      '✓ weather 420 ms → {"tempC":18,"sky":"clear"}',
+      '· reading a document',
+      '… read_doc {"id":"nope"}',
+      '✗ read_doc 12 ms: unknown doc id "nope"',
+      '',
+      'Paris: 18 °C, clear. Tokyo: 18:00.',
+      '',
+    ]);
+    expect(code).toBe(EXIT.answered);
+  });
+
+  it('exits 1 and says why when the task fails', async () => {
+    const steps: Step[] = [...demoRun.slice(0, 6), { kind: 'status', state: 'failed', text: 'the model is unavailable' }];
+    const url = await agentStreaming(events10(steps));
+    const { code, out } = await ask(['q', '--url', url]);
+    expect(out).toContain('? weather: did not finish');
+    expect(out.trimEnd().split('\n').pop()).toBe('✗ the task failed: the model is unavailable');
+    expect(code).toBe(EXIT.taskFailed);
+  });
+
+  it('exits 1 when the task is canceled', async () => {
+    const url = await agentStreaming(events10([demoRun[0], { kind: 'status', state: 'canceled' }]));
+    const { code, out } = await ask(['q', '--url', url]);
+    expect(out).toBe('✗ the task canceled: the task ended canceled\n');
+    expect(code).toBe(EXIT.taskFailed);
+  });
+
+  it('exits 3 with the server error, and when nothing answers', async () => {
+    server = await startFakeServer((req, res) =>
+      req.method === 'GET' ? json(res, 200, card(`http://${req.headers.host}`)) : jsonRpcError(res, req.body.id, -32602, 'bad params'),
+    );
+    const failed = await ask(['q', '--url', server.url]);
+    expect(failed).toMatchObject({ code: EXIT.error, err: 'ask: SendStreamingMessage failed: bad params (code -32602)\n' });
+    const url = server.url;
+    await server.close();
+    server = undefined;
+    const down = await ask(['q', '--url', url]);
+    expect(down.code).toBe(EXIT.error);
+    expect(down.err).toMatch(/^ask: could not fetch the agent card at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json/);
+  });
+
+  it('warns when the card does not declare tool-call-v1', async () => {
+    const url = await agentStreaming(events10([demoRun[0], { kind: 'answer', text: 'hi' }, { kind: 'status', state: 'completed' }]), []);
+    const { code, err } = await ask(['q', '--url', url]);
+    expect(err).toContain('does not declare tool-call-v1');
+    expect(code).toBe(EXIT.answered);
+  });
+
+  it('exits 2 with the usage on bad arguments', async () => {
+    const { code, err } = await ask([]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toMatch(/^ask: no question given\n\nusage: npm run ask -- "question"/);
+  });
+});
+
+describe('ask (TTY): a live block redrawn in place', () => {
+  it('draws spinners, then ✓/✗ with durations, then the answer', async () => {
+    const url = await agentStreaming(events10());
+    const { code, out } = await ask(['q', '--url', url], true);
+    expect(code).toBe(EXIT.answered);
+    // redraws move the cursor up over the previous block and clear it
+    expect(out).toMatch(/\x1b\[\d+A\x1b\[0J/);
+    // spinners while running (a braille frame before the tool name)
+    expect(out).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] weather \d+ ms \{"city":"Paris"\}/);
+    expect(out).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] checking the weather; checking the time/);
+    // what stays on the screen: every tool once, in timeline order, resolved, then the answer
+    expect(screenOf(out)).toEqual([
+      '✓ weather 420 ms → {"tempC":18,"sky":"clear"}',
+      '✓ world_clock 35 ms → {"time":"18:00"}',
+      '✗ read_doc 12 ms: unknown doc id "nope"',
+      '',
+      'Paris: 18 °C, clear. Tokyo: 18:00.',
+    ]);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * What a renderer draws, derived from the state: one row per tool in timeline order with its
+ * mark, duration and texts. Shared by the web page and the terminal client so both say the same.
+ */
+import { isTerminalPhase, type TaskPhase } from './stream-event';
+import type { TimelineState, ToolCallEntry } from './timeline.reducer';
+
+/** `unfinished`: the task ended but this tool never reported back. */
+export type ToolStatus = 'running' | 'completed' | 'failed' | 'unfinished';
+
+export const TOOL_MARKS: Readonly<Record<ToolStatus, string>> = {
+  running: '…',
+  completed: '✓',
+  failed: '✗',
+  unfinished: '?',
+};
+
+export interface ToolRow {
+  toolCallId: string;
+  name: string;
+  status: ToolStatus;
+  mark: string;
+  /** Final duration, or time so far while running; absent when a start or end is unknown. */
+  durationMs?: number;
+  durationText?: string;
+  argsText?: string;
+  resultText?: string;
+  errorText?: string;
+  entry: ToolCallEntry;
+}
+
+export interface TimelineView {
+  rows: ToolRow[];
+  /** The rows split into groups of tools that ran at the same time (a renderer sets them side by side). */
+  groups: ToolRow[][];
+  taskState?: TaskPhase;
+  narration?: string;
+  answer?: string;
+  /** Why the task failed / was canceled, when the server said. */
+  failureText?: string;
+  done: boolean;
+  /** Ended in a state other than completed (failed, canceled, rejected). */
+  failed: boolean;
+}
+
+/** 85 ms, 1.4 s, 2 min 05 s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.floor((ms % 60_000) / 1000);
+  return `${minutes} min ${String(seconds).padStart(2, '0')} s`;
+}
+
+/** A value as readable JSON (strings as they are). */
+export function formatValue(value: unknown, indent = 2): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, null, indent) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** One line, at most `max` characters, for terminals and summaries. */
+export function oneLine(value: unknown, max = 80): string {
+  const text = formatValue(value, 0).replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow {
+  const status: ToolStatus = entry.phase === 'running' && state.done ? 'unfinished' : entry.phase;
+  const row: ToolRow = { toolCallId: entry.toolCallId, name: entry.name, status, mark: TOOL_MARKS[status], entry };
+  // A running tool's time so far: its start moved onto the client's clock.
+  const durationMs =
+    entry.durationMs ??
+    (status === 'running' && entry.startedAt !== undefined
+      ? Math.max(0, now - entry.startedAt - (state.clockOffsetMs ?? 0))
+      : undefined);
+  if (durationMs !== undefined) {
+    row.durationMs = durationMs;
+    row.durationText = formatDuration(durationMs);
+  }
+  if (entry.args !== undefined) row.argsText = formatValue(entry.args);
+  if (entry.result !== undefined) row.resultText = formatValue(entry.result);
+  if (entry.phase === 'failed') row.errorText = entry.error ?? 'failed';
+  return row;
+}
+
+/**
+ * Groups rows, in timeline order, into runs of overlapping tools: a tool joins the current
+ * group when it started before every tool of that group had ended (a parallel turn); a tool
+ * whose start was never seen joins a group that is still running.
+ */
+export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
+  const groups: ToolRow[][] = [];
+  let groupEnd = -Infinity;
+  for (const row of rows) {
+    const { startedAt, endedAt } = row.entry;
+    const overlaps = startedAt === undefined ? groupEnd === Infinity : startedAt < groupEnd;
+    if (groups.length === 0 || !overlaps) {
+      groups.push([row]);
+      groupEnd = -Infinity;
+    } else {
+      groups[groups.length - 1].push(row);
+    }
+    groupEnd = Math.max(groupEnd, row.status === 'running' ? Infinity : (endedAt ?? -Infinity));
+  }
+  return groups;
+}
+
+/** The view at time `now` (epoch ms on the client's clock; running tools show their time so far). */
+export function timelineView(state: TimelineState, now: number): TimelineView {
+  const rows: ToolRow[] = [];
+  for (const entry of state.tools) rows.push(rowOf(entry, state, now));
+  const failed = isTerminalPhase(state.taskState) && state.taskState !== 'completed';
+  const view: TimelineView = { rows, groups: parallelGroups(rows), done: state.done, failed };
+  if (state.taskState) view.taskState = state.taskState;
+  if (state.narration !== undefined) view.narration = state.narration;
+  if (state.answer !== undefined) view.answer = state.answer;
+  if (failed) view.failureText = state.statusText ?? `the task ended ${state.taskState}`;
+  return view;
+}
