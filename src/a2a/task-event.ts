@@ -7,7 +7,9 @@ const v03 = new V03PushNotificationSerializer();
 /**
  * One event of a task's stream, serialised once per protocol version and shared by every
  * subscriber: the 1.0 ProtoJSON eagerly (it also proves the payload serialisable), the 0.3 shape
- * on first demand.
+ * on first demand. Only the JSON is kept: holding each logged event's object graph as well
+ * (kept for replay, up to maxEventsPerTask per task) doubled what the log keeps alive, and the
+ * garbage collector's work with it.
  */
 export class TaskEvent {
   readonly json: string;
@@ -15,13 +17,18 @@ export class TaskEvent {
 
   constructor(
     readonly seq: number,
-    readonly response: StreamResponse,
+    response: StreamResponse,
     /** A tool-call-v1 frame: only clients that activate the extension receive it. */
     readonly isToolFrame = false,
     /** The task's terminal status update: streams end after it. */
     readonly terminal = false,
   ) {
     this.json = JSON.stringify(StreamResponse.toJSON(response));
+  }
+
+  /** The StreamResponse, decoded again from its JSON (a fresh object on each read). */
+  get response(): StreamResponse {
+    return StreamResponse.fromJSON(JSON.parse(this.json));
   }
 
   /** The StreamResponse in the wire shape of a protocol version (1.0 ProtoJSON, or the 0.3 event). */

@@ -124,17 +124,19 @@ export class TaskRecord {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
+    let artifact = this.toolFrameArtifact(frame);
     let event: TaskEvent;
     try {
-      event = this.toolFrameEvent(frame);
+      event = this.toolFrameEvent(frame, artifact);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      event = this.toolFrameEvent(frame);
+      artifact = this.toolFrameArtifact(frame);
+      event = this.toolFrameEvent(frame, artifact);
     }
     if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
     else this.openTools.delete(frame.toolCallId);
-    this.commit(event);
+    this.commit(event, artifact);
   }
 
   /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
@@ -266,7 +268,8 @@ export class TaskRecord {
   }
 
   private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
-    this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal));
+    const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
+    this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal), artifact);
   }
 
   private trim(): void {
@@ -283,19 +286,16 @@ export class TaskRecord {
     }
   }
 
-  /** Logs a built event, records what it changes, and hands it to the listeners. */
-  private commit(event: TaskEvent): void {
+  /** Logs a built event, records the artifact it updates (if any), and hands it to the listeners. */
+  private commit(event: TaskEvent, artifact?: Artifact): void {
     this.log.append(event, this.keepAfter());
     this.dropOverrun();
-    if (event.response.payload?.$case === 'artifactUpdate' && event.response.payload.value.artifact) {
-      const artifact = event.response.payload.value.artifact;
-      this.artifacts.set(artifact.artifactId, artifact);
-    }
+    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
     for (const listener of this.listeners) this.pump(listener);
   }
 
-  private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
-    const artifact: Artifact = {
+  private toolFrameArtifact(frame: ToolCallArtifactData): Artifact {
+    return {
       artifactId: `tool-call-${frame.toolCallId}`,
       name: TOOL_CALL_V1_ARTIFACT_NAME,
       description: '',
@@ -303,6 +303,9 @@ export class TaskRecord {
       metadata: undefined,
       extensions: [],
     };
+  }
+
+  private toolFrameEvent(frame: ToolCallArtifactData, artifact: Artifact): TaskEvent {
     return new TaskEvent(
       this.log.nextSeq,
       {

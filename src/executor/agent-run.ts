@@ -84,6 +84,7 @@ export class AgentRun {
         {
           streamMode: ['values', 'tools'],
           signal: this.controller.signal,
+          recursionLimit: this.settings.maxSteps,
           configurable: { thread_id: this.options.correlationId },
         },
       );

@@ -201,6 +201,20 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     expect(events[events.length - 1].event).toMatchObject({ type: 'reply', text: 'sorry' });
   });
 
+  it('runs long tool loops (60 tool-calling turns) within maxSteps, and ends with an error event past it', async () => {
+    const echo = tool(async ({ n }: { n: number }) => n, { name: 'echo', description: 'echoes', schema: z.object({ n: z.number() }) });
+    const turns: ScriptedTurn[] = Array.from({ length: 60 }, (_, n) => ({ toolCalls: [{ name: 'echo', args: { n }, id: `e${n}` }] }));
+    turns.push({ text: 'done' });
+    const long = await runToEnd((await scripted(turns, [echo])).run('go', { correlationId: 't' }));
+    expectWellFormed(long);
+    expect(framesOf(long).filter((f) => f.phase === 'completed')).toHaveLength(60);
+    expect(long[long.length - 1].event).toMatchObject({ type: 'reply', text: 'done' });
+
+    const capped = await runToEnd((await scripted(turns, [echo], { maxSteps: 20 })).run('go', { correlationId: 't' }));
+    expectWellFormed(capped);
+    expect(capped[capped.length - 1].event).toMatchObject({ type: 'error', error: expect.stringMatching(/Recursion limit of 20/) });
+  });
+
   it('reports arguments that fail the tool schema as a failure of that tool', async () => {
     const { tool: sleepy } = sleepyTool();
     const executor = await scripted([{ toolCalls: [{ name: 'sleepy', args: { ms: 'soon' }, id: 'bad' }, { name: 'nope', id: 'missing' }] }, { text: 'ok' }], [sleepy]);

@@ -17,6 +17,12 @@ export interface ExecutorModuleOptions extends FrameHygieneOptions {
   agent?: MessagesAgent;
   /** Time budget of a run: past it, open tools fail, then the run ends with an `error` event. Unbounded when unset. */
   runTimeoutMs?: number;
+  /**
+   * Graph steps a run may take (LangGraph's recursionLimit; a model turn and a tools step are
+   * one step each, so the default 200 allows about 100 tool-calling turns). Past it the run ends
+   * with an `error` event.
+   */
+  maxSteps?: number;
   /** Time budget of each tool call of the default agent: past it the call fails, the run goes on. Unbounded when unset. */
   toolTimeoutMs?: number;
 }
@@ -25,7 +31,10 @@ export interface ExecutorModuleOptions extends FrameHygieneOptions {
 export interface ExecutorSettings {
   hygiene: Required<FrameHygieneOptions>;
   runTimeoutMs?: number;
+  maxSteps: number;
 }
+
+export const DEFAULT_MAX_STEPS = 200;
 
 /** setTimeout's largest delay. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -48,6 +57,10 @@ export function resolveExecutorSettings(options: ExecutorModuleOptions = {}): Ex
   }
   checkDuration('runTimeoutMs', options.runTimeoutMs);
   checkDuration('toolTimeoutMs', options.toolTimeoutMs);
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS;
+  if (!Number.isInteger(maxSteps) || maxSteps < 2) {
+    throw new Error(`ExecutorModule: maxSteps must be an integer of at least 2, got ${String(options.maxSteps)}`);
+  }
   if (options.agent !== undefined) {
     if (typeof options.agent?.stream !== 'function') {
       throw new Error('ExecutorModule: agent must be a compiled LangGraph graph (it has no stream() method)');
@@ -62,5 +75,5 @@ export function resolveExecutorSettings(options: ExecutorModuleOptions = {}): Ex
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new Error('ExecutorModule: tools must be a list of LangChain tools');
   }
-  return { hygiene: { maxFieldBytes, redactKeys }, runTimeoutMs: options.runTimeoutMs };
+  return { hygiene: { maxFieldBytes, redactKeys }, runTimeoutMs: options.runTimeoutMs, maxSteps };
 }

@@ -89,6 +89,7 @@ describe('ExecutorModule', () => {
     [{ maxFieldBytes: 1.5 }, 'ExecutorModule: maxFieldBytes must be an integer of at least 256, got 1.5'],
     [{ runTimeoutMs: 0 }, 'ExecutorModule: runTimeoutMs must be a whole number of milliseconds between 1 and 2147483647, got 0'],
     [{ toolTimeoutMs: -5 }, 'ExecutorModule: toolTimeoutMs must be a whole number of milliseconds between 1 and 2147483647, got -5'],
+    [{ maxSteps: 1 }, 'ExecutorModule: maxSteps must be an integer of at least 2, got 1'],
     [{ redactKeys: ['ok', ''] }, 'ExecutorModule: redactKeys must be a list of non-empty strings'],
     [{ agent: {} }, 'ExecutorModule: agent must be a compiled LangGraph graph (it has no stream() method)'],
     [

@@ -4,6 +4,8 @@ import type { BaseMessage } from '@langchain/core/messages';
 export interface MessagesAgentStreamOptions {
   streamMode: Array<'values' | 'tools'>;
   signal: AbortSignal;
+  /** LangGraph's step budget (each model turn and each tools step is one step). */
+  recursionLimit: number;
   /** `thread_id` is the run's correlationId, for agents compiled with a checkpointer. */
   configurable: { thread_id: string };
 }

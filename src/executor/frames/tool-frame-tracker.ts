@@ -41,6 +41,8 @@ export class ToolFrameTracker {
   /** Started and not yet ended: id → tool name. */
   private readonly open = new Map<string, string>();
   private step = 0;
+  private lastStampMs = NaN;
+  private lastStamp = '';
 
   constructor(
     private readonly hygiene: FrameHygieneOptions = {},
@@ -113,7 +115,7 @@ export class ToolFrameTracker {
     if (this.started.has(toolCallId)) return [];
     this.started.add(toolCallId);
     this.open.set(toolCallId, name);
-    return [this.emit({ toolCallId, name, phase: 'started', args })];
+    return [this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args })];
   }
 
   private end(toolCallId: string, name: string, terminal: Terminal): ExecutorEvent[] {
@@ -122,11 +124,21 @@ export class ToolFrameTracker {
     if (!this.open.has(toolCallId)) return events;
     const startedName = this.open.get(toolCallId) ?? name;
     this.open.delete(toolCallId);
-    events.push(this.emit({ toolCallId, name: startedName, ...terminal }));
+    events.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
     return events;
   }
 
   private emit(frame: ToolCallArtifactData): ExecutorEvent {
-    return { type: 'toolFrame', frame: sanitizeFrame({ ...frame, timestamp: this.clock().toISOString() }, this.hygiene) };
+    return { type: 'toolFrame', frame: sanitizeFrame(frame, this.hygiene) };
+  }
+
+  /** The clock's time as ISO 8601; frames of one millisecond share one string (toISOString is slow). */
+  private timestamp(): string {
+    const ms = this.clock().getTime();
+    if (ms !== this.lastStampMs) {
+      this.lastStampMs = ms;
+      this.lastStamp = new Date(ms).toISOString();
+    }
+    return this.lastStamp;
   }
 }

@@ -1,0 +1,145 @@
+/**
+ * Spawns the server under test and the load generator as child processes (TypeScript through
+ * ts-node's transpile-only hook), each with the file-descriptor limit raised as far as allowed,
+ * and speaks to them over IPC.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import type { LoadJob, LoadResult } from '../load/load-types';
+import type { ExecutorOverheadResult } from '../sections/executor-overhead';
+import type { BenchConfig } from './config';
+import type { LoadCommand, LoadReply, ServerCommand, ServerReply, Target } from './ipc';
+
+const BENCH_DIR = join(__dirname, '..');
+/** 10,000 streams need 10,000 sockets in each process, plus the runtime's own descriptors. */
+const WANTED_FDS = 65536;
+
+/** The soft fd limit as bash can raise it (to WANTED_FDS, else to the hard limit). */
+const RAISE_FDS = `ulimit -n ${WANTED_FDS} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`;
+
+function spawnTs(script: string, args: string[], nodeFlags: string[]): ChildProcess {
+  const nodeArgs = [...nodeFlags, '-r', 'ts-node/register/transpile-only', join(BENCH_DIR, script), ...args];
+  return spawn('bash', ['-c', RAISE_FDS, 'bench-child', process.execPath, ...nodeArgs], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, TS_NODE_PROJECT: join(BENCH_DIR, '..', 'tsconfig.json') },
+  });
+}
+
+/** Waits for the next IPC message of a given type (or the child's death). */
+function nextMessage<M extends { type: string }, T extends M['type']>(
+  child: ChildProcess,
+  type: T,
+  timeoutMs: number,
+): Promise<Extract<M, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`no "${type}" from child within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message: M): void => {
+      if (message.type === type) finish(undefined, message as Extract<M, { type: T }>);
+    };
+    const onExit = (code: number | null): void => finish(new Error(`child exited (${code}) before "${type}"`));
+    const finish = (err?: Error, message?: Extract<M, { type: T }>): void => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve(message as Extract<M, { type: T }>);
+    };
+    child.on('message', onMessage);
+    child.on('exit', onExit);
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.disconnect();
+  const killer = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(killer);
+}
+
+export class ServerProcess {
+  private constructor(
+    readonly target: Target,
+    private readonly child: ChildProcess,
+    /** The JSON-RPC endpoint. */
+    readonly url: string,
+  ) {}
+
+  /** @param profileDir when set, the server writes a V8 CPU profile there as it exits */
+  static async start(target: Target, profileDir?: string): Promise<ServerProcess> {
+    const flags = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
+    const child = spawnTs('servers/serve.ts', [target], flags);
+    const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
+    return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
+  }
+
+  private async ask<T extends ServerReply['type']>(command: ServerCommand, type: T): Promise<Extract<ServerReply, { type: T }>> {
+    const reply = nextMessage<ServerReply, T>(this.child, type, 60_000);
+    this.child.send(command);
+    return reply;
+  }
+
+  /** CPU time the server process has used so far, in µs (user + system). */
+  async cpuUs(): Promise<number> {
+    const { userUs, systemUs } = await this.ask({ type: 'cpu' }, 'cpu');
+    return userUs + systemUs;
+  }
+
+  /** RSS after a full garbage collection, in bytes. */
+  async rssAfterGc(): Promise<number> {
+    return (await this.ask({ type: 'memory' }, 'memory')).rss;
+  }
+
+  stop(): Promise<void> {
+    return stop(this.child);
+  }
+}
+
+export class LoadProcess {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<LoadProcess> {
+    const child = spawnTs('load/load-generator.ts', [], []);
+    await nextMessage<LoadReply, 'ready'>(child, 'ready', 60_000);
+    return new LoadProcess(child);
+  }
+
+  private send(command: LoadCommand): void {
+    this.child.send(command);
+  }
+
+  /** Runs a job to its end (every stream settled, or the time limit). */
+  async run(job: LoadJob): Promise<LoadResult> {
+    const reply = nextMessage<LoadReply, 'result'>(this.child, 'result', job.timeLimitMs + 60_000);
+    this.send({ type: 'run', job });
+    return (await reply).result;
+  }
+
+  /** Opens an idle job's streams and resolves once each has its first frame (or the time limit). */
+  async openIdle(job: LoadJob): Promise<LoadResult> {
+    const reply = nextMessage<LoadReply, 'opened'>(this.child, 'opened', job.timeLimitMs + 60_000);
+    this.send({ type: 'run', job });
+    return (await reply).result;
+  }
+
+  async closeAll(): Promise<void> {
+    const reply = nextMessage<LoadReply, 'closed'>(this.child, 'closed', 60_000);
+    this.send({ type: 'close' });
+    await reply;
+  }
+
+  stop(): Promise<void> {
+    return stop(this.child);
+  }
+}
+
+/** Runs the executor-overhead section in a fresh child process and returns its rows. */
+export async function measureExecutorOverheadInChild(config: BenchConfig): Promise<ExecutorOverheadResult> {
+  const child = spawnTs('sections/executor-overhead-child.ts', [JSON.stringify(config)], []);
+  type Reply = { type: 'executor-overhead'; rows: ExecutorOverheadResult };
+  const { rows } = await nextMessage<Reply, 'executor-overhead'>(child, 'executor-overhead', 600_000);
+  await stop(child);
+  return rows;
+}

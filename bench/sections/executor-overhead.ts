@@ -1,0 +1,140 @@
+/**
+ * 4. Full agent run: DeepAgentExecutor's overhead over consuming the same LangGraph agent's
+ * stream bare. One compiled agent (ScriptedChatModel, a zero-latency tool) is streamed with
+ * the executor's stream modes either straight (`for await` over agent.stream) or through
+ * DeepAgentExecutor.run, which adds frame tracking, hygiene and the events. The two sides
+ * alternate in one process after a warm-up; each figure is the median time per run.
+ */
+import { HumanMessage } from '@langchain/core/messages';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { createToolAgent, DeepAgentExecutor, ScriptedChatModel, type MessagesAgent, type ScriptedTurn } from '../../src/executor';
+import type { BenchConfig } from '../lib/config';
+import { FRAMES_PER_TOOL_CALL } from '../lib/scenario';
+import { median } from '../lib/stats';
+
+/**
+ * Ten model turns stay within LangGraph's default recursion limit (25 steps), which the
+ * executor does not raise: a run of more tool-calling turns than 12 ends in GraphRecursionError.
+ */
+const TURNS = 10;
+export type AgentShape = `${typeof TURNS} turns` | '1 turn';
+
+export interface ExecutorOverheadRow {
+  /** How the model asks for the tool calls: spread over ten model turns, or all at once. */
+  shape: AgentShape;
+  toolCalls: number;
+  runs: number;
+  bareMsPerRun: number;
+  executorMsPerRun: number;
+  /** executorMsPerRun over bareMsPerRun, less one. */
+  overheadPercent: number;
+}
+
+export type ExecutorOverheadResult = ExecutorOverheadRow[];
+
+const SHAPES: readonly AgentShape[] = [`${TURNS} turns`, '1 turn'];
+
+const benchTool = tool(async ({ seq }: { seq: number }) => JSON.stringify({ seq }), {
+  name: 'bench_tool',
+  description: 'answers at once',
+  schema: z.object({ seq: z.number() }),
+});
+
+function script(shape: AgentShape, toolCalls: number): ScriptedTurn[] {
+  const turnCount = shape === '1 turn' ? 1 : TURNS;
+  const perTurn = Math.ceil(toolCalls / turnCount);
+  const turns: ScriptedTurn[] = [];
+  for (let first = 0; first < toolCalls; first += perTurn) {
+    const seqs = Array.from({ length: Math.min(perTurn, toolCalls - first) }, (_, i) => first + i);
+    turns.push({ toolCalls: seqs.map((seq) => ({ name: benchTool.name, args: { seq } })) });
+  }
+  turns.push({ text: 'done' });
+  return turns;
+}
+
+/**
+ * CPU time of one run (ms). CPU, not wall time: LangGraph's loop yields to timers between
+ * steps, and the machine may be shared. (A forced GC before each run made it worse: V8's
+ * sweeper threads then run during the timed run and count as process CPU.)
+ */
+async function timed(run: () => Promise<void>): Promise<number> {
+  const start = process.cpuUsage();
+  await run();
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
+}
+
+function bareRun(agent: MessagesAgent, id: string): Promise<number> {
+  return timed(async () => {
+    const stream = await agent.stream(
+      { messages: [new HumanMessage('go')] },
+      { streamMode: ['values', 'tools'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
+    );
+    for await (const chunk of stream) void chunk;
+  });
+}
+
+/** One executor run; checks it really produced every frame and the reply. */
+function executorRun(executor: DeepAgentExecutor, id: string, toolCalls: number): Promise<number> {
+  return timed(() => executorRunChecked(executor, id, toolCalls));
+}
+
+function executorRunChecked(executor: DeepAgentExecutor, id: string, toolCalls: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let frames = 0;
+    let replied = false;
+    executor.run('go', { correlationId: id }).subscribe({
+      next: (event) => {
+        if (event.type === 'toolFrame') frames++;
+        else if (event.type === 'reply') replied = true;
+        else if (event.type === 'error') reject(new Error(`executor run failed: ${event.error}`));
+      },
+      error: reject,
+      complete: () => {
+        const expected = toolCalls * FRAMES_PER_TOOL_CALL;
+        if (!replied || frames !== expected) reject(new Error(`executor run gave ${frames} of ${expected} frames, reply ${replied}`));
+        else resolve();
+      },
+    });
+  });
+}
+
+export async function measureExecutorOverhead(config: BenchConfig, log: (line: string) => void): Promise<ExecutorOverheadResult> {
+  const rows: ExecutorOverheadRow[] = [];
+  const toolCalls = config.executorToolCalls;
+  for (const shape of SHAPES) {
+    const agent = createToolAgent(new ScriptedChatModel({ turns: script(shape, toolCalls) }), [benchTool]);
+    const executor = new DeepAgentExecutor(agent);
+    // The executor's own paths take a few dozen runs to be compiled; before that a run can
+    // cost twice as much, which would be measuring the JIT.
+    for (let i = 0; i < config.executorWarmUpRuns; i++) {
+      await bareRun(agent, `warm-bare-${i}`);
+      await executorRun(executor, `warm-exec-${i}`, toolCalls);
+    }
+    const bare: number[] = [];
+    const withExecutor: number[] = [];
+    for (let i = 0; i < config.executorRuns; i++) {
+      // Alternate which side goes first, so neither always runs on the other's garbage.
+      const [b, e] =
+        i % 2 === 0
+          ? [await bareRun(agent, `bare-${i}`), await executorRun(executor, `exec-${i}`, toolCalls)]
+          : [await executorRun(executor, `exec-${i}`, toolCalls), await bareRun(agent, `bare-${i}`)].reverse();
+      bare.push(b);
+      withExecutor.push(e);
+    }
+    const bareMsPerRun = median(bare);
+    const executorMsPerRun = median(withExecutor);
+    const row: ExecutorOverheadRow = {
+      shape,
+      toolCalls,
+      runs: config.executorRuns,
+      bareMsPerRun,
+      executorMsPerRun,
+      overheadPercent: (executorMsPerRun / bareMsPerRun - 1) * 100,
+    };
+    rows.push(row);
+    log(`executor ${shape}, ${toolCalls} calls: bare ${row.bareMsPerRun.toFixed(2)} ms, executor ${row.executorMsPerRun.toFixed(2)} ms, overhead ${row.overheadPercent.toFixed(1)} %`);
+  }
+  return rows;
+}

@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { AIMessage } from '@langchain/core/messages';
+import { Observable } from 'rxjs';
+import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from '../../src/executor';
+import { parseScenario, playScenario } from '../lib/scenario';
+
+/**
+ * Replaces the LangGraph executor in the real app: plays the scripted scenario with
+ * zero-latency tools, so the benchmark measures toolstream's pipeline (runtime, bus, A2A, SSE)
+ * from the executor event on, and nothing of a model.
+ */
+@Injectable()
+export class BenchAgentExecutor extends AgentExecutor {
+  run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent> {
+    return new Observable<ExecutorEvent>((subscriber) => {
+      const abort = new AbortController();
+      const onAbort = (): void => abort.abort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (options.signal?.aborted) abort.abort();
+      subscriber.next({ type: 'progress', text: 'thinking', step: 0 });
+      const text = typeof input === 'string' ? input : String(input.at(-1)?.content ?? '');
+      playScenario(parseScenario(text), (frame) => subscriber.next({ type: 'toolFrame', frame }), abort.signal).then(
+        () => {
+          if (!abort.signal.aborted) subscriber.next({ type: 'reply', message: new AIMessage('done'), text: 'done' });
+          subscriber.complete();
+        },
+        (err: unknown) => subscriber.error(err),
+      );
+      return () => {
+        options.signal?.removeEventListener('abort', onAbort);
+        abort.abort();
+      };
+    });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Child-process entry of one server under test: `serve.ts <target>`. Listens on a free
+ * loopback port, tells the harness which, and answers its CPU and memory probes.
+ */
+import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
+import type { ServerUnderTest } from './server-under-test';
+
+async function createServer(target: Target): Promise<ServerUnderTest> {
+  switch (target) {
+    case 'limit':
+      return { server: (await import('./limit-server')).createLimitServer(), rpcPath: '/' };
+    case 'reference':
+      return { server: (await import('./reference-server')).createReferenceServer(), rpcPath: '/' };
+    case 'toolstream':
+      return (await import('./toolstream-server')).createToolstreamServer();
+  }
+}
+
+function reply(message: ServerReply): void {
+  process.send?.(message);
+}
+
+function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run the server with --expose-gc to measure memory');
+  gc();
+  gc();
+}
+
+async function main(): Promise<void> {
+  const target = process.argv[2] as Target;
+  const { server, rpcPath } = await createServer(target);
+  // Thousands of idle streams: no per-socket timeouts, a deep accept queue.
+  server.keepAliveTimeout = 0;
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+  server.maxConnections = Infinity;
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  process.on('message', (command: ServerCommand) => {
+    if (command.type === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      reply({ type: 'cpu', userUs: user, systemUs: system });
+    } else {
+      collectGarbage();
+      const { rss, heapUsed } = process.memoryUsage();
+      reply({ type: 'memory', rss, heapUsed });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  reply({ type: 'listening', port: address.port, rpcPath });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,7 @@
+import type { Server } from 'node:http';
+
+/** A server under test, not yet listening, and the path of its JSON-RPC endpoint. */
+export interface ServerUnderTest {
+  server: Server;
+  rpcPath: string;
+}
