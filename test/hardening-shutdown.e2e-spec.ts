@@ -96,6 +96,9 @@ async function expectRefused(base: string): Promise<void> {
   const listed = await fetch(`${base}/tasks`, { headers: { 'a2a-version': '1.0' } });
   expect(listed.status).toBe(503);
   expect(await listed.json()).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } });
+  const health = await fetch(`${base}/healthz`);
+  expect(health.status).toBe(503);
+  expect(await health.json()).toEqual({ status: 'draining' });
 }
 
 describe('graceful shutdown of the built server (e2e)', () => {
