@@ -40,43 +40,43 @@ export interface BenchConfig {
   executorRuns: number;
 }
 
+/** What quick and full runs share; each mode below sets only what differs. */
+const SHARED = {
+  pipelineToolCalls: [10, 100, 1_000, 10_000],
+  singleStreamToolCalls: [1_000, 30_000],
+  concurrency: [1, 100, 1_000],
+  pacedIntervalMs: 50,
+  idleStreams: [1_000, 10_000],
+  executorToolCalls: 100,
+};
+
 export function benchConfig(quick: boolean): BenchConfig {
   return quick
     ? {
+        ...SHARED,
         quick,
         reps: 1,
-        pipelineToolCalls: [10, 100, 1_000, 10_000],
         pipelineBudgetToolCalls: 5_000,
-        singleStreamToolCalls: [1_000, 30_000],
-        concurrency: [1, 100, 1_000],
         concurrencyToolCalls: 50,
-        pacedIntervalMs: 50,
         pacedToolCalls: 80,
         pacedTimeLimitMs: 10_000,
-        idleStreams: [1_000, 10_000],
         idleReps: { upTo1k: 1, larger: 1 },
         singleStreamTimeLimitMs: { upTo1k: 6_000, larger: 4_000 },
         concurrencyTimeLimitMs: 4_000,
-        executorToolCalls: 100,
         executorWarmUpRuns: 20,
         executorRuns: 10,
       }
     : {
+        ...SHARED,
         quick,
         reps: 3,
-        pipelineToolCalls: [10, 100, 1_000, 10_000],
         pipelineBudgetToolCalls: 10_000,
-        singleStreamToolCalls: [1_000, 30_000],
-        concurrency: [1, 100, 1_000],
         concurrencyToolCalls: 100,
-        pacedIntervalMs: 50,
         pacedToolCalls: 100,
         pacedTimeLimitMs: 12_000,
-        idleStreams: [1_000, 10_000],
         idleReps: { upTo1k: 3, larger: 1 },
         singleStreamTimeLimitMs: { upTo1k: 30_000, larger: 8_000 },
         concurrencyTimeLimitMs: 5_000,
-        executorToolCalls: 100,
         executorWarmUpRuns: 40,
         executorRuns: 40,
       };
