@@ -8,6 +8,7 @@ import { Test } from '@nestjs/testing';
 import { ChatOpenAI } from '@langchain/openai';
 import { EXECUTOR_CHAT_MODEL } from './executor.constants';
 import { ExecutorModule } from './executor.module';
+import { createDemoTools } from '../demo/tools/demo-tools';
 import { AgentExecutor } from './executor.types';
 import { expectWellFormed, framesOf, runToEnd } from './fixtures/run-recorder';
 
@@ -85,7 +86,7 @@ describe('OpenAI-compatible model (fake local server)', () => {
     process.env.OPENAI_BASE_URL = baseURL;
     process.env.OPENAI_API_KEY = 'sk-local-test';
     process.env.MODEL = 'fake-model';
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools: createDemoTools() })] }).compile();
     expect(moduleRef.get(EXECUTOR_CHAT_MODEL)).toBeInstanceOf(ChatOpenAI);
 
     const events = await runToEnd(moduleRef.get(AgentExecutor).run('weather in Paris and the time in Tokyo', { correlationId: 'oa-1' }));
@@ -113,7 +114,7 @@ describe('OpenAI-compatible model (fake local server)', () => {
   const executorFromEnv = async (): Promise<AgentExecutor> => {
     process.env.OPENAI_BASE_URL = baseURL;
     process.env.OPENAI_API_KEY = 'sk-local-test';
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools: createDemoTools() })] }).compile();
     return moduleRef.get(AgentExecutor);
   };
 
