@@ -79,6 +79,30 @@ describe('ToolFrameTracker', () => {
     expect(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: '', name: 'weather', output: 'x' })).toEqual([]);
   });
 
+  it('gives a call that reuses the id of an ended call a fresh id, from both sources', () => {
+    const tracker = new ToolFrameTracker();
+    const call = (n: number) => new AIMessage({ content: '', tool_calls: [{ id: 'call_0', name: 'weather', args: { n }, type: 'tool_call' }] });
+    const result = (n: number) => new ToolMessage({ tool_call_id: 'call_0', name: 'weather', content: `{"n":${n}}` });
+    const seen: ExecutorEvent[] = [];
+    tracker.fromValues([human]);
+    seen.push(...tracker.fromValues([human, call(1)]));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'call_0', name: 'weather', input: { n: 1 } }));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'call_0', name: 'weather', output: result(1) }));
+    seen.push(...tracker.fromValues([human, call(1), result(1)]));
+    seen.push(...tracker.fromValues([human, call(1), result(1), call(2)]));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'call_0', name: 'weather', input: { n: 2 } }));
+    expect(tracker.openCount).toBe(1);
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'call_0', name: 'weather', output: result(2) }));
+    seen.push(...tracker.fromValues([human, call(1), result(1), call(2), result(2)]));
+    expect(frames(seen).map((f) => [f.toolCallId, f.phase, f.phase === 'started' ? f.args : f.phase === 'completed' ? f.result : f.error])).toEqual([
+      ['call_0', 'started', { n: 1 }],
+      ['call_0', 'completed', { n: 1 }],
+      ['call_0~2', 'started', { n: 2 }],
+      ['call_0~2', 'completed', { n: 2 }],
+    ]);
+    expect(tracker.openCount).toBe(0);
+  });
+
   it('closes every open tool with the same error', () => {
     const tracker = new ToolFrameTracker();
     tracker.fromValues([human]);

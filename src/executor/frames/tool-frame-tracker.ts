@@ -37,8 +37,9 @@ type Terminal = { phase: 'completed'; result: unknown } | { phase: 'failed'; err
 export class ToolFrameTracker {
   /** Unset until the first state snapshot, which is the run's input and yields no frames. */
   private cursor: FrameCursor | undefined;
-  private readonly started = new Set<string>();
-  /** Started and not yet ended: id → tool name. */
+  /** The id each call's frames carry, by the id the model gave it (they differ for a reused id). */
+  private readonly frameIds = new Map<string, string>();
+  /** Started and not yet ended: frame id → tool name. */
   private readonly open = new Map<string, string>();
   private step = 0;
   private lastStampMs = NaN;
@@ -102,7 +103,10 @@ export class ToolFrameTracker {
 
   /** `failed` frames closing every open tool (cancel, time budget, run error). */
   closeOpen(error: string): ExecutorEvent[] {
-    return Array.from(this.open, ([id, name]) => this.end(id, name, { phase: 'failed', error })).flat();
+    return Array.from(this.open, ([toolCallId, name]) => {
+      this.open.delete(toolCallId);
+      return this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'failed', error });
+    });
   }
 
   private turnProgress(calls: readonly TurnToolCall[]): ExecutorEvent {
@@ -111,21 +115,37 @@ export class ToolFrameTracker {
     return { type: 'progress', text: describeTurn(calls), step: this.step, tools };
   }
 
-  private start(toolCallId: string, name: string, args: unknown): ExecutorEvent[] {
-    if (this.started.has(toolCallId)) return [];
-    this.started.add(toolCallId);
+  /**
+   * Both sources report each start; the second report finds the call open and adds nothing.
+   * A start for an id whose call already ended is a new call reusing the id (some models number
+   * calls per reply): it gets a fresh id, and the frames that follow go to it.
+   */
+  private start(modelId: string, name: string, args: unknown): ExecutorEvent[] {
+    let toolCallId = this.frameIds.get(modelId);
+    if (toolCallId !== undefined && this.open.has(toolCallId)) return [];
+    toolCallId = toolCallId === undefined ? modelId : this.freshId(modelId);
+    this.frameIds.set(modelId, toolCallId);
     this.open.set(toolCallId, name);
     return [this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args })];
   }
 
-  private end(toolCallId: string, name: string, terminal: Terminal): ExecutorEvent[] {
+  private end(modelId: string, name: string, terminal: Terminal): ExecutorEvent[] {
     // A result whose start was never seen still gets its `started` first, so pairs stay whole.
-    const events = this.started.has(toolCallId) ? [] : this.start(toolCallId, name, undefined);
-    if (!this.open.has(toolCallId)) return events;
-    const startedName = this.open.get(toolCallId) ?? name;
+    const events = this.frameIds.has(modelId) ? [] : this.start(modelId, name, undefined);
+    const toolCallId = this.frameIds.get(modelId) ?? modelId;
+    const startedName = this.open.get(toolCallId);
+    if (startedName === undefined) return events;
     this.open.delete(toolCallId);
     events.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
     return events;
+  }
+
+  /** `<id>~2`, `<id>~3`, …: the first not yet taken by any call of this run. */
+  private freshId(modelId: string): string {
+    const taken = new Set(this.frameIds.values());
+    let n = 2;
+    while (taken.has(`${modelId}~${n}`) || this.frameIds.has(`${modelId}~${n}`)) n++;
+    return `${modelId}~${n}`;
   }
 
   private emit(frame: ToolCallArtifactData): ExecutorEvent {
