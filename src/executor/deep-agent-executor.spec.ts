@@ -12,7 +12,7 @@ import type { ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor, type ExecutorEvent } from './executor.types';
 import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd, type Recorded } from './fixtures/run-recorder';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted-chat-model';
-import { sleep } from './tools/abortable';
+import { sleep } from './abortable';
 
 /** A tool that waits `ms` (honouring its signal) and remembers whether it was aborted. */
 function sleepyTool(name = 'sleepy') {
