@@ -10,7 +10,9 @@ async function createServer(target: Target): Promise<ServerUnderTest> {
     case 'limit':
       return { server: (await import('./limit-server')).createLimitServer(), rpcPath: '/' };
     case 'reference':
-      return { server: (await import('./reference-server')).createReferenceServer(), rpcPath: '/' };
+      return { server: (await import('./reference-server')).createReferenceServer('per-frame'), rpcPath: '/' };
+    case 'reference-per-call':
+      return { server: (await import('./reference-server')).createReferenceServer('per-call'), rpcPath: '/' };
     case 'toolstream':
       return (await import('./toolstream-server')).createToolstreamServer();
   }
@@ -43,9 +45,9 @@ async function main(): Promise<void> {
       const { user, system } = process.cpuUsage();
       reply({ type: 'cpu', userUs: user, systemUs: system });
     } else {
-      collectGarbage();
-      const { rss, heapUsed } = process.memoryUsage();
-      reply({ type: 'memory', rss, heapUsed });
+      if (command.gc) collectGarbage();
+      const { rss, heapUsed, external } = process.memoryUsage();
+      reply({ type: 'memory', rss, heapUsed, external });
     }
   });
   process.on('disconnect', () => process.exit(0));
