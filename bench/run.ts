@@ -1,12 +1,11 @@
 /**
- * `npm run bench [-- --quick] [--only=<section>,…] [--profile]`
+ * `npm run bench [-- --quick] [--only=<section>,…]`
  *
  * Runs every section (or those named), prints the report, and writes bench/results.json (every
  * repetition of every figure), bench/RESULTS.md and bench/chart.svg. Servers and load each run
  * in a child process of their own, on loopback. Exits non-zero when any load stream failed,
  * saw an invalid frame or the wrong number of frames (the report says which), or a section threw.
- * With --profile, toolstream's server processes write V8 CPU profiles to bench/.work/profiles
- * (summarise them with bench/profile-summary.ts).
+ * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -48,21 +47,19 @@ const BUILTIN: ReadonlyArray<[string, Builtin]> = [
 
 const SECTIONS = [...BUILTIN.map(([name]) => name), ...EXTRA_SECTIONS.map((s) => s.name)];
 
-function parseArgs(argv: string[]): { quick: boolean; profile: boolean; sections: string[] } {
+function parseArgs(argv: string[]): { quick: boolean; sections: string[] } {
   let quick = false;
-  let profile = false;
   let sections = [...SECTIONS];
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
-    else if (arg === '--profile') profile = true;
     else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
       const unknown = wanted.filter((s) => !SECTIONS.includes(s));
       if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
       sections = wanted;
-    } else throw new Error(`unknown argument ${arg}; use --quick, --profile, --only=${SECTIONS.join(',')}`);
+    } else throw new Error(`unknown argument ${arg}; use --quick, --only=${SECTIONS.join(',')}`);
   }
-  return { quick, profile, sections };
+  return { quick, sections };
 }
 
 function fdLimit(): string {
@@ -74,7 +71,7 @@ function fdLimit(): string {
 }
 
 async function main(): Promise<number> {
-  const { quick, profile, sections } = parseArgs(process.argv.slice(2));
+  const { quick, sections } = parseArgs(process.argv.slice(2));
   const config = benchConfig(quick);
   const started = Date.now();
   const log: Log = (line) => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
@@ -93,7 +90,7 @@ async function main(): Promise<number> {
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load, profile ? join(__dirname, '.work', 'profiles') : undefined);
+  const pool = new ServerPool(load);
   let failure: unknown;
   const timed = async (name: string, body: () => Promise<void>): Promise<void> => {
     const t0 = Date.now();

@@ -10,11 +10,18 @@ export type Target = 'toolstream' | 'reference' | 'reference-per-call' | 'limit'
 /** The servers every side-by-side section compares (the per-call reference only on the curves). */
 export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
 
-export type ServerCommand = { type: 'cpu' } | { type: 'memory'; gc: boolean };
+export type ServerCommand =
+  | { type: 'cpu' }
+  | { type: 'memory'; gc: boolean }
+  /** V8's sampling profiler, started and stopped around the load to profile (warm-up excluded). */
+  | { type: 'profile-start' }
+  | { type: 'profile-stop'; file: string };
 export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
-  | { type: 'memory'; rss: number; heapUsed: number; external: number };
+  | { type: 'memory'; rss: number; heapUsed: number; external: number }
+  | { type: 'profile-started' }
+  | { type: 'profile-written'; file: string };
 
 export type LoadCommand = { type: 'run'; job: LoadJob } | { type: 'close' };
 export type LoadReply =

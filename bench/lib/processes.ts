@@ -68,10 +68,8 @@ export class ServerProcess {
     readonly url: string,
   ) {}
 
-  /** @param profileDir when set, the server writes a V8 CPU profile there as it exits */
-  static async start(target: Target, profileDir?: string): Promise<ServerProcess> {
-    const flags = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
-    const child = spawnTs('servers/serve.ts', [target], flags);
+  static async start(target: Target): Promise<ServerProcess> {
+    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc']);
     const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
     return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
   }
@@ -97,6 +95,16 @@ export class ServerProcess {
   /** RSS after a full garbage collection, in bytes. */
   async rssAfterGc(): Promise<number> {
     return (await this.memory(true)).rss;
+  }
+
+  /** Starts V8's CPU profiler in the server. */
+  async startProfile(): Promise<void> {
+    await this.ask({ type: 'profile-start' }, 'profile-started');
+  }
+
+  /** Stops it and writes the profile (a .cpuprofile file) to `file`. */
+  async stopProfile(file: string): Promise<void> {
+    await this.ask({ type: 'profile-stop', file }, 'profile-written');
   }
 
   stop(): Promise<void> {

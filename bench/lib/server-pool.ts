@@ -74,16 +74,12 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
-  /** @param profileDir when set, toolstream's server writes a CPU profile there */
-  constructor(
-    readonly load: LoadProcess,
-    private readonly profileDir?: string,
-  ) {}
+  constructor(readonly load: LoadProcess) {}
 
   async server(target: Target): Promise<ServerProcess> {
     let server = this.servers.get(target);
     if (!server) {
-      server = await ServerProcess.start(target, target === 'toolstream' ? this.profileDir : undefined);
+      server = await ServerProcess.start(target);
       this.servers.set(target, server);
       const warm = await this.load.run({ url: server.url, ...warmUp(target) });
       if (warm.completed !== warm.streams) {

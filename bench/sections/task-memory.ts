@@ -1,5 +1,6 @@
 /**
- * Memory per task, on a fresh warmed-up toolstream each repetition:
+ * Memory per task, on a fresh warmed-up toolstream per row (its repetitions follow one another
+ * on it; each is measured against the GC'd heap just before it, earlier tasks included):
  * - one big task (10,000 and 100,000 tool calls) on one stream: heap and RSS after a full GC
  *   before and after (the finished task kept for replay), and the peaks while it runs (sampled
  *   without GC); the task's event log and artifacts are bounded, so these stay flat with size;
@@ -85,9 +86,9 @@ function samplePeaks(server: ServerProcess): { stop: () => Promise<{ heap: numbe
 
 async function bigTask(target: Target, toolCalls: number, config: BenchConfig, pool: ServerPool): Promise<BigTaskRow> {
   const reps: BigTaskRep[] = [];
+  await pool.retire(target);
+  const server = await pool.server(target);
   for (let rep = 0; rep < config.reps; rep++) {
-    await pool.retire(target);
-    const server = await pool.server(target);
     const loadAverage = loadavg()[0];
     const before = await server.memory(true);
     const peaks = samplePeaks(server);
@@ -125,9 +126,9 @@ async function retainedTasks(target: Target, config: BenchConfig, pool: ServerPo
   const tasks = config.retainedTasks;
   const toolCalls = config.retainedTaskToolCalls;
   const reps: RetainedTasksRep[] = [];
+  await pool.retire(target);
+  const server = await pool.server(target);
   for (let rep = 0; rep < config.reps; rep++) {
-    await pool.retire(target);
-    const server = await pool.server(target);
     const loadAverage = loadavg()[0];
     const before = await server.memory(true);
     const result = await pool.load.run({
