@@ -8,7 +8,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTrans
 import { AppModule } from '../src/app.module';
 import { AgentRuntimeService, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS, TaskService } from '../src';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
-import { createSlowTaskTool } from '../src/executor/tools/slow-task.tool';
+import { createSlowTaskTool } from '../src/demo/tools/slow-task.tool';
 import { CaptureLogger } from './support/capture-logger';
 import { describeEvent, drain, userMessage } from './support/clients';
 import { collect, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';

@@ -16,7 +16,7 @@ import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { A2aModule, AgentBus, AgentRuntimeService, ExecutorModule, RuntimeModule, TaskService } from '../src';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
-import { sleep } from '../src/executor/tools/abortable';
+import { sleep } from '../src/executor/abortable';
 import { ScriptedBusModule } from './support/a2a-test-app';
 import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';

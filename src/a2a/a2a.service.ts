@@ -208,7 +208,9 @@ export class A2aService {
     }
     const text = messageText(message);
     checkTextLength(text, this.config.maxTextLength);
-    return { message, text, caller: ctx.caller, metadata: request.metadata };
+    // The agent reads one metadata map: the message's own keys over the request's.
+    const metadata = message.metadata || request.metadata ? { ...request.metadata, ...message.metadata } : undefined;
+    return { message, text, caller: ctx.caller, metadata };
   }
 
   private require(id: string, ctx: A2aCallContext): TaskRecord {
