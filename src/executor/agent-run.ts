@@ -1,7 +1,8 @@
 /**
  * One run of an agent, driving one subscriber: the body of DeepAgentExecutor.run's cold
- * Observable. It streams the graph with `["values", "tools", "messages"]`, turns chunks into
- * events through a ToolFrameTracker (frames) and an AnswerStream (the answer as it is
+ * Observable. It streams the graph with `["values", "tools", "messages", "custom"]`
+ * (`custom` carries the work of agents that tools delegate to, see forwarding.ts), turns chunks
+ * into events through a ToolFrameTracker (frames) and an AnswerStream (the answer as it is
  * written), and ends exactly once: with a reply, an error, a cancel (abort of
  * `options.signal`), or silently on unsubscribe.
  */
@@ -11,6 +12,7 @@ import { AnswerStream } from './answer/answer-stream';
 import type { MessagesAgent } from './agent/messages-agent';
 import type { ExecutorSettings } from './executor-module-options';
 import type { ExecutorEvent, ExecutorInput, ExecutorRunOptions } from './executor.types';
+import { isForwardedChunk } from './forwarding';
 import { isToolStreamEvent, ToolFrameTracker } from './frames/tool-frame-tracker';
 import { contentText, errorMessage } from './frames/tool-output';
 
@@ -89,10 +91,10 @@ export class AgentRun {
       const stream = await this.agent.stream(
         { messages },
         {
-          streamMode: ['values', 'tools', 'messages'],
+          streamMode: ['values', 'tools', 'messages', 'custom'],
           signal: this.controller.signal,
           recursionLimit: this.settings.maxSteps,
-          configurable: { thread_id: this.options.correlationId },
+          configurable: { thread_id: this.options.correlationId, requestMetadata: this.options.metadata ?? {} },
         },
       );
       for await (const chunk of stream) {
@@ -113,6 +115,10 @@ export class AgentRun {
       this.onMessageChunk(data[0], data[1]);
     } else if (mode === 'tools' && isToolStreamEvent(data)) {
       this.emit(this.tracker.fromToolEvent(data));
+    } else if (mode === 'custom') {
+      // Another agent's work, forwarded by the tool call that delegated to it.
+      if (!isForwardedChunk(data)) return;
+      this.emit('frame' in data ? this.tracker.fromForwarded(data.callId, data.frame) : this.tracker.forwardedNarration(data.callId, data.narration));
     } else if (mode === 'values' && typeof data === 'object' && data !== null) {
       const state = data as { messages?: unknown; __interrupt__?: unknown };
       if (Array.isArray(state.messages)) {
