@@ -10,6 +10,7 @@ export { assignToolCallIds, createToolAgent, type ToolAgentOptions } from './age
 export { withJsonSafeResult, withToolTimeout, ToolTimeoutError } from './agent/tool-guards';
 export * from './frames/extract-tool-frames';
 export * from './frames/sanitize-for-frame';
-export { ToolFrameTracker, describeTurn, isToolStreamEvent, type ToolStreamEvent } from './frames/tool-frame-tracker';
+export { ToolFrameTracker, describeTurn, isToolStreamEvent, DELEGATION_ENDED, type ToolStreamEvent } from './frames/tool-frame-tracker';
+export * from './forwarding';
 export * from './models/scripted-chat-model';
 export { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './models/chat-model-from-env';
