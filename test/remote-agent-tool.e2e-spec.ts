@@ -4,6 +4,7 @@
  * shows up in the calling run, nested, live; failures name the agent; cancel reaches it.
  */
 import { createServer, type Server } from 'node:net';
+import { TaskState } from '@a2a-js/sdk';
 import { Test } from '@nestjs/testing';
 import { AgentExecutor, ExecutorModule, ScriptedChatModel } from '../src/executor';
 import { eventually, record, runLines as lines, type Recorded } from '../src/executor/fixtures/run-recorder';
@@ -69,7 +70,7 @@ describe('remoteAgentTool (e2e, a real A2A server and the SDK client)', () => {
     const nested = run.events.map((e) => e.event).find((e) => e.type === 'toolFrame' && e.frame.toolCallId === 'd1/call_weather');
     expect(nested).toMatchObject({ frame: { name: 'weather', args: { city: 'Paris' } } });
     // The remote saw the delegation one hop deep.
-    const [task] = remote.tasks.list(undefined, { pageSize: 1 }).tasks;
+    const [task] = (await remote.tasks.list(undefined, { pageSize: 1 })).tasks;
     expect(task.snapshot().history[0].metadata).toEqual({ [DELEGATION_METADATA_KEY]: { depth: 1, maxDepth: 4 } });
   });
 
@@ -128,8 +129,8 @@ describe('remoteAgentTool (e2e, a real A2A server and the SDK client)', () => {
     await run.done;
     expect(lines(run.events).slice(-2)).toEqual(['failed d1/call_slow < d1: cancelled', 'failed d1: cancelled']);
     await eventually(() => remote.worker.cancels.some((c) => c.correlationId === remoteRun?.id), 10_000);
-    const task = remote.tasks.find(remoteRun?.id ?? '', undefined);
-    await eventually(() => task?.snapshot().status?.state === 5 /* CANCELED */, 10_000);
+    const task = await remote.tasks.find(remoteRun?.id ?? '', undefined);
+    await eventually(() => task?.snapshot().status?.state === TaskState.TASK_STATE_CANCELED, 10_000);
   });
 
   it('an unreachable agent fails the call naming the agent and the cause', async () => {
