@@ -43,3 +43,6 @@ export { createToolAgent, type ToolAgentOptions } from './executor/agent/tool-ag
 export { withJsonSafeResult, withKnownArguments, withToolTimeout, ToolTimeoutError } from './executor/agent/tool-guards';
 export { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './executor/models/chat-model-from-env';
 export { OfflineToolModel, type OfflineToolModelOptions } from './executor/models/offline-tool-model';
+
+// Remote A2A agents as tools
+export * from './remote-agents';
