@@ -126,7 +126,7 @@ export interface A2aModuleOptions {
    */
   auth?: A2aAuthOptions | false;
   /**
-   * On shutdown (see `enableGracefulShutdown`), how long running tasks have to finish before
+   * On shutdown by a signal (Nest's beforeApplicationShutdown), how long running tasks have to finish before
    * they are cancelled (default 10000 ms). New requests are refused with 503 from the start.
    */
   drainTimeoutMs?: number;
