@@ -245,6 +245,6 @@ describe('auth (e2e): API keys and bearer tokens from the environment, owner-onl
     const everything = [logs.text(), ...wire].join('\n');
     expect(everything.length).toBeGreaterThan(5_000);
     for (const secret of SECRETS) expect(everything).not.toContain(secret);
-    expect(app.get(TaskService).find(taskId, undefined)).toBeUndefined();
+    expect(await app.get(TaskService).find(taskId, undefined)).toBeUndefined();
   });
 });
