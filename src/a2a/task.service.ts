@@ -5,7 +5,7 @@ import { Observable } from 'rxjs';
 import { AgentBus } from '../runtime';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { invalidParams } from './a2a-errors';
+import { invalidParams, tooManyLiveTasks } from './a2a-errors';
 import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
@@ -24,6 +24,9 @@ export interface StartTaskInput {
   caller: CallerId;
   metadata?: Record<string, unknown>;
 }
+
+/** Seconds a client refused for too many live tasks is told to wait (Retry-After). */
+const LIVE_LIMIT_RETRY_AFTER_S = 5;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -49,6 +52,9 @@ export class TaskService implements OnModuleDestroy {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
+  /** Live tasks per caller, and admissions still being created (what maxLiveTasks* count). */
+  private readonly livePerCaller = new Map<CallerId, number>();
+  private admitting = 0;
   private readonly cancelling = new Set<string>();
   private readonly streams = { open: 0 };
   private readonly content: TaskContentGuard;
@@ -73,8 +79,7 @@ export class TaskService implements OnModuleDestroy {
    * in-process run may answer synchronously).
    */
   async start(input: StartTaskInput): Promise<WrittenTask> {
-    const { admitted, conversation } = await this.admit(input);
-    const task = await this.create(admitted);
+    const { task, admitted, conversation } = await this.admitAndCreate(input);
     this.dispatch(task, admitted, conversation);
     return task;
   }
@@ -88,8 +93,7 @@ export class TaskService implements OnModuleDestroy {
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
   ): Promise<{ task: WrittenTask; events: Observable<TaskEvent>; release: () => void }> {
-    const { admitted, conversation } = await this.admit(input);
-    const task = await this.create(admitted);
+    const { task, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation);
     const events = new Observable<TaskEvent>((subscriber) => {
@@ -119,6 +123,36 @@ export class TaskService implements OnModuleDestroy {
     return { admitted: { ...input, message: this.content.message(input.message), text: this.content.text(input.text) }, conversation };
   }
 
+  /**
+   * Admission and creation as one step for the live-task limits: a task counts against them
+   * from its admission on, so concurrent requests cannot all slip past the check.
+   */
+  private async admitAndCreate(input: StartTaskInput): Promise<{ task: WrittenTask; admitted: StartTaskInput; conversation: Conversation }> {
+    if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+      throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
+      throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    this.admitting += 1;
+    this.countLive(input.caller, 1);
+    let task: WrittenTask | undefined;
+    try {
+      const { admitted, conversation } = await this.admit(input);
+      task = await this.create(admitted);
+      return { task, admitted, conversation };
+    } finally {
+      this.admitting -= 1;
+      if (!task) this.countLive(input.caller, -1);
+    }
+  }
+
+  private countLive(caller: CallerId, delta: number): void {
+    const count = (this.livePerCaller.get(caller) ?? 0) + delta;
+    if (count > 0) this.livePerCaller.set(caller, count);
+    else this.livePerCaller.delete(caller);
+  }
+
   private async create(input: StartTaskInput): Promise<WrittenTask> {
     const id = randomUUID();
     const contextId = input.message.contextId || randomUUID();
@@ -131,13 +165,29 @@ export class TaskService implements OnModuleDestroy {
     });
     this.live.set(id, task);
     const subscription = this.binding.bind(id, task);
+    // A run that never answers must not hold the task and its streams forever.
+    const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
+    deadline.unref();
     task.whenSettled(() => {
+      clearTimeout(deadline);
       subscription.unsubscribe();
       this.live.delete(id);
+      this.countLive(input.caller, -1);
       this.cancelling.delete(id);
       this.store.expire(id, this.config.taskTtlMs);
     });
     return task;
+  }
+
+  /** The run deadline passed: the task fails at once, and the run is asked to stop. */
+  private overrun(task: WrittenTask): void {
+    const reason = `the run did not finish within ${this.config.runDeadlineMs} ms (runDeadlineMs)`;
+    task.fail(reason);
+    try {
+      this.bus.publishCancel({ correlationId: task.id, reason });
+    } catch (err) {
+      this.logger.error(`publishing the cancel of task ${task.id} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private dispatch(task: WrittenTask, input: StartTaskInput, conversation: Conversation): void {
