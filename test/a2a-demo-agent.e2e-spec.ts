@@ -2,7 +2,8 @@ import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import { AppModule } from '../src/app.module';
-import { AgentBus, AgentRuntimeService, TaskService, parseToolCall, type ToolCallArtifactData } from '../src';
+import { AgentBus, AgentRuntimeService, TaskService } from '../src';
+import { parseToolCall, type ToolCallArtifactData } from '../src/extensions';
 import { CLIENT_KINDS, describeEvent, drain, sdkClient, userMessage } from './support/clients';
 import { eventually, readSse, rpc, wireMessage } from './support/sse';
 

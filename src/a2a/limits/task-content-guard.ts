@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor';
+import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { A2aConfig } from '../a2a.module-definition';
 import { SecretScrubber } from '../auth/secret-scrubber';
