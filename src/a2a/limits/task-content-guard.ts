@@ -37,6 +37,22 @@ export class TaskContentGuard {
     return this.secrets.active ? this.secrets.text(text) : text;
   }
 
+  /**
+   * A scrubber for one streamed text: each piece comes out scrubbed, and the start of a secret
+   * at its end is held back until the next piece shows whether the secret follows (the last
+   * piece lets everything out).
+   */
+  textStream(): (piece: string, last: boolean) => string {
+    let held = '';
+    return (piece, last) => {
+      if (!this.secrets.active) return piece;
+      const scrubbed = this.secrets.text(held + piece);
+      const keep = last ? 0 : this.secrets.secretStartAtEnd(scrubbed);
+      held = scrubbed.slice(scrubbed.length - keep);
+      return scrubbed.slice(0, scrubbed.length - keep);
+    };
+  }
+
   message(message: Message): Message {
     return this.secrets.value(message);
   }
