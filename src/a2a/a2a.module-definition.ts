@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { ExtensionsModule } from '../extensions';
+import { ExtensionsModule } from '../extensions/extensions.module';
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
 export interface A2aSkillOptions {

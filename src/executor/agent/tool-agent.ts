@@ -8,7 +8,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import type { MessagesAgent } from './messages-agent';
-import { withJsonSafeResult, withToolTimeout } from './tool-guards';
+import { withJsonSafeResult, withKnownArguments, withToolTimeout } from './tool-guards';
 
 export interface ToolAgentOptions {
   /** Each tool call fails with "timed out after N ms" past this; unbounded when unset. */
@@ -110,7 +110,7 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
   }
   const bound = model.bindTools(tools);
   const toolTimeoutMs = options.toolTimeoutMs;
-  const runnableTools = tools.map((t) => withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs)));
+  const runnableTools = tools.map((t) => withKnownArguments(withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs))));
 
   const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
     const reply = await bound.invoke(state.messages, config);
