@@ -70,9 +70,9 @@ export class TaskService {
   }
 
   /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
-  close(): void {
+  async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
-    this.store.close();
+    await this.store.close();
   }
 
   /**

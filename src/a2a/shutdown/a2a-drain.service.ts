@@ -49,7 +49,7 @@ export class A2aDrainService implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
     if (signal !== undefined) await this.drain();
-    this.tasks.close();
+    await this.tasks.close();
   }
 
   /** Starts the drain (once; later calls get the same result). */
