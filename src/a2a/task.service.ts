@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Message } from '@a2a-js/sdk';
 import { Observable } from 'rxjs';
 import { AgentBus } from '../runtime';
@@ -48,7 +48,7 @@ export interface A2aMetrics {
  * everything), cancels it, lists it, expires it, and serves its event stream with replay.
  */
 @Injectable()
-export class TaskService implements OnModuleDestroy {
+export class TaskService {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
@@ -74,7 +74,8 @@ export class TaskService implements OnModuleDestroy {
     });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
+  async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     await this.store.close();
   }
