@@ -2,15 +2,16 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
+import { portFromEnv } from './app.config';
 import { AppModule } from './app.module';
 
 async function bootstrap(): Promise<void> {
+  const port = portFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
   // closes the connections still open once the drain is over.
   const app = await NestFactory.create(AppModule, { bodyParser: false, forceCloseConnections: true });
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
   enableGracefulShutdown(app);
-  const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }
