@@ -1,5 +1,6 @@
 import type { A2aModuleOptions } from './a2a';
 import type { ExecutorModuleOptions } from './executor';
+import type { MetricsModuleOptions } from './metrics';
 
 /** The demo app's settings from the environment, read at boot; a bad value fails it, naming the variable. */
 export const DEMO_ENV = {
@@ -8,6 +9,8 @@ export const DEMO_ENV = {
   drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
   maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
   publicUrl: 'A2A_PUBLIC_URL',
+  metricsPath: 'TOOLSTREAM_METRICS_PATH',
+  metricsPort: 'TOOLSTREAM_METRICS_PORT',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -38,4 +41,16 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
   };
+}
+
+/** `TOOLSTREAM_METRICS_PATH`: the path (default /metrics) or `off`; `TOOLSTREAM_METRICS_PORT`: a port of its own. */
+export function metricsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): MetricsModuleOptions {
+  const path = env[DEMO_ENV.metricsPath]?.trim();
+  const portText = env[DEMO_ENV.metricsPort]?.trim();
+  let port: number | undefined;
+  if (portText) {
+    port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${DEMO_ENV.metricsPort} must be a port number (0 to 65535), got ${JSON.stringify(portText)}`);
+  }
+  return { path: path === 'off' ? false : path || undefined, port };
 }

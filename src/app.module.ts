@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { A2aModule, type A2aModuleOptions } from './a2a';
-import { a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
+import { a2aOptionsFromEnv, executorOptionsFromEnv, metricsOptionsFromEnv } from './app.config';
 import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions';
-import { HealthModule } from './health/health.module';
+import { HealthModule } from './health';
+import { MetricsModule } from './metrics';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 
@@ -46,6 +47,7 @@ const card: A2aModuleOptions['card'] = {
     RuntimeModule.forRoot({ executor: ExecutorModule.forRootAsync({ useFactory: () => executorOptionsFromEnv() }) }),
     A2aModule.forRootAsync({ useFactory: () => ({ ...a2aOptionsFromEnv(), card }) }),
     HealthModule,
+    MetricsModule.forRootAsync({ useFactory: () => metricsOptionsFromEnv() }),
     WebModule.forRoot({}),
   ],
 })

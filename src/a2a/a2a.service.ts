@@ -208,7 +208,7 @@ export class A2aService {
     }
     const text = messageText(message);
     checkTextLength(text, this.config.maxTextLength);
-    return { message, text, caller: ctx.caller, metadata: request.metadata };
+    return { message, text, caller: ctx.caller, metadata: request.metadata, traceContext: ctx.traceContext };
   }
 
   private require(id: string, ctx: A2aCallContext): TaskRecord {

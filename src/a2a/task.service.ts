@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import type { Message, TaskState } from '@a2a-js/sdk';
+import { TaskState, type Message } from '@a2a-js/sdk';
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable, map, merge, type Subscription } from 'rxjs';
 import { validateToolCallFrame } from '../extensions';
 import { AgentBus, type ChatTurn, type TaskTopicPayloads } from '../runtime';
+import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { invalidParams } from './a2a-errors';
@@ -18,6 +20,8 @@ export interface StartTaskInput {
   text: string;
   caller: CallerId;
   metadata?: Record<string, unknown>;
+  /** The caller's trace context: the task's `invoke_agent` span continues it. */
+  traceContext?: Context;
 }
 
 export interface ListTasksQuery {
@@ -72,8 +76,18 @@ export interface A2aMetrics {
   topicSubscriptions: number;
   /** Event streams open to clients. */
   openStreams: number;
-  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded). */
+  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded); only grows. */
   rejectedFrames: number;
+  /** Tool frames from the bus accepted into tasks; only grows. */
+  frames: number;
+  /** Tasks that reached each terminal state (`completed`, `failed`, `canceled`, `rejected`); only grows. */
+  finishedTasks: Record<string, number>;
+}
+
+/** `TASK_STATE_COMPLETED` → `completed`: the label of a terminal state in metrics. */
+export function taskStateLabel(state: TaskState): string {
+  const name = TaskState[state] as string | undefined;
+  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown';
 }
 
 type TopicMessage = { [K in keyof TaskTopicPayloads]: { kind: K; payload: TaskTopicPayloads[K] } }[keyof TaskTopicPayloads];
@@ -95,6 +109,8 @@ export class TaskService implements OnModuleDestroy {
   private boundTasks = 0;
   private openStreams = 0;
   private rejectedFrames = 0;
+  private frames = 0;
+  private readonly finishedTasks: Record<string, number> = {};
   private readonly content: TaskContentGuard;
 
   constructor(
@@ -116,8 +132,8 @@ export class TaskService implements OnModuleDestroy {
    */
   start(input: StartTaskInput): TaskRecord {
     const admitted = this.admit(input);
-    const task = this.create(admitted);
-    this.dispatch(task, admitted);
+    const { task, runContext } = this.create(admitted);
+    this.dispatch(task, admitted, runContext);
     return task;
   }
 
@@ -131,9 +147,9 @@ export class TaskService implements OnModuleDestroy {
     options: Omit<FollowOptions, 'after'>,
   ): { task: TaskRecord; events: Observable<TaskEvent>; release: () => void } {
     const admitted = this.admit(input);
-    const task = this.create(admitted);
+    const { task, runContext } = this.create(admitted);
     const release = task.hold(0);
-    this.dispatch(task, admitted);
+    this.dispatch(task, admitted, runContext);
     const events = new Observable<TaskEvent>((subscriber) => {
       const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
       release();
@@ -161,7 +177,8 @@ export class TaskService implements OnModuleDestroy {
     return { ...input, message: this.content.message(input.message), text: this.content.text(input.text) };
   }
 
-  private create(input: StartTaskInput): TaskRecord {
+  /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
+  private create(input: StartTaskInput): { task: TaskRecord; runContext: Context } {
     const id = randomUUID();
     const contextId = input.message.contextId || randomUUID();
     const task = new TaskRecord({
@@ -177,21 +194,45 @@ export class TaskService implements OnModuleDestroy {
     if (!context) this.contexts.set(contextId, (context = new Set()));
     context.add(task);
 
+    const parent = input.traceContext ?? otelContext.active();
+    const span = this.startTaskSpan(task, parent);
     const subscription = this.bindTopics(task);
     this.boundTasks += 1;
     task.whenSettled(() => {
       subscription.unsubscribe();
       this.boundTasks -= 1;
+      const state = taskStateLabel(task.state);
+      this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
       this.cancelling.delete(id);
       this.scheduleExpiry(task);
+      endTaskSpan(span, task);
     });
-    return task;
+    return { task, runContext: trace.setSpan(parent, span) };
   }
 
-  private dispatch(task: TaskRecord, input: StartTaskInput): void {
+  /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
+  private startTaskSpan(task: TaskRecord, parent: Context): Span {
+    const span = toolstreamTracer().startSpan(invokeAgentSpanName(this.config.card.name), { kind: SpanKind.INTERNAL }, parent);
+    if (span.isRecording()) {
+      span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.invokeAgent);
+      span.setAttribute(GEN_AI.agentName, this.config.card.name);
+      span.setAttribute(GEN_AI.conversationId, task.contextId);
+      span.setAttribute(A2A_TASK_ID, task.id);
+    }
+    return span;
+  }
+
+  private dispatch(task: TaskRecord, input: StartTaskInput, runContext: Context): void {
     const history = this.contextHistory(task);
     try {
-      this.bus.publishRequest({ correlationId: task.id, message: input.text, history, contextId: task.contextId, metadata: input.metadata });
+      this.bus.publishRequest({
+        correlationId: task.id,
+        message: input.text,
+        history,
+        contextId: task.contextId,
+        metadata: input.metadata,
+        trace: traceCarrier(runContext),
+      });
     } catch (err) {
       task.fail(`the run could not be dispatched: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -320,6 +361,8 @@ export class TaskService implements OnModuleDestroy {
       topicSubscriptions: this.boundTasks * TOPICS_PER_TASK,
       openStreams: this.openStreams,
       rejectedFrames: this.rejectedFrames,
+      frames: this.frames,
+      finishedTasks: { ...this.finishedTasks },
     };
   }
 
@@ -348,6 +391,7 @@ export class TaskService implements OnModuleDestroy {
       case 'toolframe': {
         const checked = validateToolCallFrame((message.payload as { frame?: unknown } | undefined)?.frame);
         if (checked.ok) {
+          this.frames += 1;
           task.toolFrame(this.content.frame(checked.frame));
         } else {
           this.rejectedFrames += 1;
@@ -405,6 +449,19 @@ export class TaskService implements OnModuleDestroy {
     context?.delete(task);
     if (context?.size === 0) this.contexts.delete(task.contextId);
   }
+}
+
+/** Ends a task's span with its terminal state; a failed task's span has error status and its message. */
+function endTaskSpan(span: Span, task: TaskRecord): void {
+  if (span.isRecording()) {
+    span.setAttribute(A2A_TASK_STATE, TaskState[task.state] ?? String(task.state));
+    if (task.state === TaskState.TASK_STATE_FAILED || task.state === TaskState.TASK_STATE_REJECTED) {
+      const part = task.status.message?.parts[0]?.content;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: part?.$case === 'text' ? part.value : taskStateLabel(task.state) });
+      span.setAttribute(GEN_AI.errorType, taskStateLabel(task.state));
+    }
+  }
+  span.end();
 }
 
 /** Most recently updated first; ties by id, so the order (and the cursor) is total. */

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import type { Subscription } from 'rxjs';
+import { context } from '@opentelemetry/api';
+import { Subject, type Observable, type Subscription } from 'rxjs';
+import { contextFromCarrier } from '../tracing';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
@@ -18,6 +20,16 @@ interface Run {
   settled: boolean;
   cancelReason?: string;
   cancelTimer?: NodeJS.Timeout;
+  /** Tools started and not yet ended: name and start time (performance.now()). */
+  openTools: Map<string, { name: string; startedAt: number }>;
+}
+
+/** One tool call of a run, ended: what metrics count. */
+export interface ToolCallOutcome {
+  name: string;
+  outcome: 'completed' | 'failed';
+  /** From its `started` frame to its terminal frame. */
+  seconds: number;
 }
 
 function toExecutorInput(request: SkillRequest): ExecutorInput {
@@ -39,6 +51,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AgentRuntimeService.name);
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
+  private readonly toolCalls = new Subject<ToolCallOutcome>();
 
   constructor(
     private readonly bus: AgentBus,
@@ -58,6 +71,11 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy(): void {
     for (const sub of this.busSubscriptions) sub.unsubscribe();
     for (const id of [...this.runs.keys()]) this.cancel(id, 'server shutting down');
+  }
+
+  /** Every tool call that ends in a run of this runtime, as its terminal frame is published. */
+  toolCalls$(): Observable<ToolCallOutcome> {
+    return this.toolCalls.asObservable();
   }
 
   /** Number of runs not yet settled. */
@@ -80,14 +98,21 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
       this.logger.warn(`run ${correlationId} is already running: duplicate request ignored`);
       return false;
     }
-    const run: Run = { correlationId, abort: new AbortController(), settled: false };
+    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map() };
     this.runs.set(correlationId, run);
+    // The run continues the trace of the task's span, whichever process published the request.
+    context.with(contextFromCarrier(request.trace), () => this.subscribeRun(run, request));
+    return true;
+  }
+
+  private subscribeRun(run: Run, request: SkillRequest): void {
+    const { correlationId } = run;
     let events;
     try {
       events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal });
     } catch (err) {
       this.settle(run, { status: 'failed', error: errorMessage(err) });
-      return true;
+      return;
     }
     const subscription = events.subscribe({
       next: (event) => this.onEvent(run, event),
@@ -103,7 +128,6 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     // A run may settle synchronously, before subscribe() returns.
     if (run.settled) subscription.unsubscribe();
     else run.subscription = subscription;
-    return true;
   }
 
   /**
@@ -138,6 +162,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
       }
       case 'toolFrame':
         this.publish(run, 'toolframe', { frame: event.frame });
+        this.observeTool(run, event.frame);
         return;
       case 'reply':
         this.settle(run, { status: 'completed', text: event.text });
@@ -148,6 +173,22 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  private observeTool(run: Run, frame: { toolCallId: string; name: string; phase: string }): void {
+    if (frame.phase === 'started') {
+      run.openTools.set(frame.toolCallId, { name: frame.name, startedAt: performance.now() });
+      return;
+    }
+    const open = run.openTools.get(frame.toolCallId);
+    if (!open) return;
+    run.openTools.delete(frame.toolCallId);
+    if (!this.toolCalls.observed) return;
+    this.toolCalls.next({
+      name: open.name,
+      outcome: frame.phase === 'completed' ? 'completed' : 'failed',
+      seconds: (performance.now() - open.startedAt) / 1000,
+    });
+  }
+
   private settle(run: Run, reply: ReplyPayload): void {
     if (run.settled) return;
     this.publish(run, 'reply', reply);
@@ -155,6 +196,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
     run.subscription?.unsubscribe();
     clearTimeout(run.cancelTimer);
+    run.openTools.clear();
   }
 
   private publish<K extends TaskTopicKind>(run: Run, kind: K, payload: TaskTopicPayloads[K]): void {

@@ -3,6 +3,7 @@
  * transport (a real broker) can carry them unchanged.
  */
 import type { ToolCallArtifactData } from '../extensions';
+import type { TraceCarrier } from '../tracing';
 
 /** Dispatch: run an agent for this correlationId. */
 export const SKILL_REQUEST_TOPIC = 'agent.skill.request';
@@ -30,6 +31,11 @@ export interface SkillRequest {
   history?: ChatTurn[];
   contextId?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * The trace context of the task's span as plain strings (W3C `traceparent` / `tracestate`),
+   * which the run continues; absent when tracing is off.
+   */
+  trace?: TraceCarrier;
 }
 
 export interface SkillCancel {
