@@ -97,7 +97,7 @@ describe('the demo app end to end: A2A → bus → runtime → offline LangGraph
     }
     expect(seen).toContain('failed slow_task');
     expect(seen[seen.length - 1]).toMatch(/^CANCELED/);
-    const frames = app.get(TaskService).find(taskId, undefined)!.snapshot().artifacts.map((a) => parseToolCall(a.parts));
+    const frames = (await app.get(TaskService).find(taskId, undefined))!.snapshot().artifacts.map((a) => parseToolCall(a.parts));
     expect(frames).toEqual([expect.objectContaining({ name: 'slow_task', phase: 'failed', error: 'cancelled' })]);
     await expectEverythingReleased();
   });
@@ -112,6 +112,6 @@ describe('the demo app end to end: A2A → bus → runtime → offline LangGraph
     }
     controller.abort();
     await expectEverythingReleased();
-    expect(app.get(TaskService).find(taskId, undefined)?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await app.get(TaskService).find(taskId, undefined))?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 });

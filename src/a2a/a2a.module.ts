@@ -12,6 +12,9 @@ import { BodyParseFilter } from './body-parse.filter';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { RestNegotiationGuard } from './rest-negotiation.guard';
 import { TaskService } from './task.service';
+import { TaskStore } from './store/task-store';
+import { InMemoryTaskStore } from './store/in-memory-task-store';
+import type { A2aConfig } from './a2a.module-definition';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
@@ -32,6 +35,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
   controllers: [AgentCardController, A2aJsonRpcController, A2aController],
   providers: [
     { provide: A2A_CONFIG, inject: [A2A_MODULE_OPTIONS], useFactory: (options: A2aModuleOptions) => resolveA2aConfig(options) },
+    { provide: TaskStore, inject: [A2A_CONFIG], useFactory: (config: A2aConfig) => new InMemoryTaskStore(config) },
     TaskService,
     A2aService,
     AgentCardService,
@@ -45,7 +49,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },
   ],
-  exports: [TaskService, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
+  exports: [TaskService, TaskStore, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
 })
 export class A2aModule extends ConfigurableModuleClass implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -2,6 +2,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type StreamRes
 import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, type ToolCallArtifactData } from '../extensions';
 import { EventLog } from './event-log';
 import { TaskEvent } from './task-event';
+import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
 export type CallerId = string | undefined;
@@ -56,11 +57,11 @@ export interface SnapshotOptions {
 }
 
 /**
- * One task: its status, history and artifacts, and the ordered log of the events its streams
- * carry. Each change appends its events and hands them to the live listeners; no event costs
- * more than itself, however long the task has run (no copy of the task per event).
+ * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
+ * events its streams carry. Each change appends its events and hands them to the live listeners;
+ * no event costs more than itself, however long the task has run (no copy of the task per event).
  */
-export class TaskRecord {
+export class TaskRecord implements TaskView, TaskWriter {
   readonly id: string;
   readonly contextId: string;
   readonly owner: CallerId;
@@ -107,6 +108,14 @@ export class TaskRecord {
 
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  get lastSeq(): number {
+    return this.log.lastSeq;
+  }
+
+  retainsAfter(seq: number): boolean {
+    return this.log.retainsAfter(seq);
   }
 
   /** Runs once the task settles (at once if it already has). */

@@ -1,6 +1,7 @@
 /**
  * One run of an agent, driving one subscriber: the body of DeepAgentExecutor.run's cold
- * Observable. It streams the graph with `["values", "tools"]`, turns chunks into events
+ * Observable. It streams the graph with `["values", "tools", "custom"]` (`custom` carries the
+ * work of agents that tools delegate to, see forwarding.ts), turns chunks into events
  * through a ToolFrameTracker, and ends exactly once: with a reply, an error, a cancel
  * (abort of `options.signal`), or silently on unsubscribe.
  */
@@ -11,6 +12,7 @@ import { withTaskId } from '../tracing';
 import type { MessagesAgent } from './agent/messages-agent';
 import type { ExecutorSettings } from './executor-module-options';
 import type { ExecutorEvent, ExecutorInput, ExecutorRunOptions } from './executor.types';
+import { isForwardedChunk } from './forwarding';
 import { isToolStreamEvent, ToolFrameTracker } from './frames/tool-frame-tracker';
 import { contentText, errorMessage } from './frames/tool-output';
 
@@ -85,10 +87,10 @@ export class AgentRun {
       const stream = await this.agent.stream(
         { messages },
         {
-          streamMode: ['values', 'tools'],
+          streamMode: ['values', 'tools', 'custom'],
           signal: this.controller.signal,
           recursionLimit: this.settings.maxSteps,
-          configurable: { thread_id: this.options.correlationId },
+          configurable: { thread_id: this.options.correlationId, requestMetadata: this.options.metadata ?? {} },
         },
       );
       for await (const chunk of stream) {
@@ -107,6 +109,10 @@ export class AgentRun {
     const [mode, data] = chunk as [unknown, unknown];
     if (mode === 'tools' && isToolStreamEvent(data)) {
       this.emit(this.tracker.fromToolEvent(data));
+    } else if (mode === 'custom') {
+      // Another agent's work, forwarded by the tool call that delegated to it.
+      if (!isForwardedChunk(data)) return;
+      this.emit('frame' in data ? this.tracker.fromForwarded(data.callId, data.frame) : this.tracker.forwardedNarration(data.callId, data.narration));
     } else if (mode === 'values' && typeof data === 'object' && data !== null) {
       const state = data as { messages?: unknown; __interrupt__?: unknown };
       if (Array.isArray(state.messages)) {

@@ -10,9 +10,9 @@ import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { ExecutorModule } from './executor.module';
 import type { ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor, type ExecutorEvent } from './executor.types';
-import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd } from './fixtures/run-recorder';
+import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd, type Recorded } from './fixtures/run-recorder';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted-chat-model';
-import { sleep } from './tools/abortable';
+import { sleep } from './abortable';
 
 /** A tool that waits `ms` (honouring its signal) and remembers whether it was aborted. */
 function sleepyTool(name = 'sleepy') {
@@ -186,6 +186,32 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     const ends = frames.filter((f) => f.phase !== 'started');
     const argsOf = (id: string): unknown => started.find((f) => f.toolCallId === id && f.phase === 'started')?.args;
     expect(ends.map((f) => (f.name === 'thrower' ? 'thrower' : (argsOf(f.toolCallId) as { ms: number }).ms))).toEqual(['thrower', 10, 30, 60, 120]);
+  });
+
+  // LangGraph's ToolNode skips a call whose id already has a result in the state, so without
+  // fresh ids the later calls would never run (and never get frames).
+  describe('a model that reuses a tool-call id in a later turn (call_0 every turn)', () => {
+    const reusing = (): ScriptedTurn[] => [
+      { toolCalls: [{ name: 'sleepy', args: { ms: 5 }, id: 'call_0' }] },
+      { toolCalls: [{ name: 'sleepy', args: { ms: 6 }, id: 'call_0' }, { name: 'sleepy', args: { ms: 7 }, id: 'call_1' }] },
+      { toolCalls: [{ name: 'sleepy', args: { ms: 8 }, id: 'call_0' }] },
+      { text: 'done' },
+    ];
+    const msOf = (events: Recorded[]) => framesOf(events).map((f) => `${f.phase}:${(f.args as { ms?: number } | undefined)?.ms ?? '-'}`);
+
+    it('gets frames for every call from the default agent, which gives the reused ids fresh ones', async () => {
+      const { tool: sleepy } = sleepyTool();
+      const executor = await scripted(reusing(), [sleepy]);
+      const events = await runToEnd(executor.run('go', { correlationId: 't' }));
+      expectWellFormed(events);
+      const started = framesOf(events).filter((f) => f.phase === 'started');
+      expect(started.map((f) => (f.args as { ms: number }).ms)).toEqual([5, 6, 7, 8]);
+      expect(new Set(started.map((f) => f.toolCallId)).size).toBe(4);
+      expect(started[0].toolCallId).toBe('call_0');
+      expect(framesOf(events).filter((f) => f.phase === 'completed')).toHaveLength(4);
+      expect(msOf(events)).toEqual(['started:5', 'completed:-', 'started:6', 'started:7', 'completed:-', 'completed:-', 'started:8', 'completed:-']);
+      expect(events.at(-1)?.event).toMatchObject({ type: 'reply', text: 'done' });
+    });
   });
 
   it('reports a thrown tool with its own message, and the run goes on', async () => {

@@ -6,7 +6,7 @@ import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { EXECUTOR_AGENT, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS } from './executor.constants';
 import { ExecutorModule } from './executor.module';
 import { AgentExecutor } from './executor.types';
-import { PlannerChatModel } from './models/planner-chat-model';
+import { PlannerChatModel } from '../demo/planner/planner-chat-model';
 import { ScriptedChatModel } from './models/scripted-chat-model';
 
 describe('ExecutorModule', () => {

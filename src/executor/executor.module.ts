@@ -9,7 +9,7 @@ import { ConfigurableExecutorModule, EXECUTOR_MODULE_OPTIONS } from './executor.
 import type { ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor } from './executor.types';
 import { chatModelFromEnv } from './models/chat-model-from-env';
-import { createDemoTools } from './tools/demo-tools';
+import { createDemoTools } from '../demo/tools/demo-tools';
 
 /** Present after forRoot / forRootAsync; a plain import runs on the defaults. */
 const OPTIONS = { token: EXECUTOR_MODULE_OPTIONS, optional: true };

@@ -17,6 +17,7 @@ export type ExecutorEvent =
   /**
    * Narration. Step 0 is "thinking", emitted the instant the run starts; each later step is
    * one model turn that calls tools, with those calls in `tools` so a narrator can phrase them.
+   * A delegated agent's narration comes without `tools`, with the step of the turn that delegated.
    */
   | { type: 'progress'; text: string; step: number; tools?: TurnToolCall[] }
   /** One tool-call-v1 frame, emitted the moment its phase happens. */
@@ -37,6 +38,12 @@ export interface ExecutorRunOptions {
    * the tools, then completes the Observable.
    */
   signal?: AbortSignal;
+  /**
+   * The metadata of the request that started the run (A2A message metadata over the request's),
+   * handed to the tools as `configurable.requestMetadata` (remote-agent tools read the
+   * delegation depth there).
+   */
+  metadata?: Readonly<Record<string, unknown>>;
 }
 
 /**

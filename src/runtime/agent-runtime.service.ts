@@ -109,7 +109,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     const { correlationId } = run;
     let events;
     try {
-      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal });
+      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal, metadata: request.metadata });
     } catch (err) {
       this.settle(run, { status: 'failed', error: errorMessage(err) });
       return;

@@ -30,6 +30,7 @@ export interface SkillRequest {
   /** Earlier turns of the same conversation, oldest first. */
   history?: ChatTurn[];
   contextId?: string;
+  /** The request's metadata (A2A message metadata over the request's), handed to the run's tools. */
   metadata?: Record<string, unknown>;
   /**
    * The trace context of the task's span as plain strings (W3C `traceparent` / `tracestate`),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StructuredToolInterface } from '@langchain/core/tools';
@@ -31,14 +32,28 @@ class ParallelToolNode extends ToolNode {
 
 export const newToolCallId = (): string => `call_${randomUUID()}`;
 
+/** The ids of every tool call the messages hold (what a new call must not reuse). */
+export function toolCallIdsIn(messages: readonly BaseMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) {
+    if (AIMessage.isInstance(m)) for (const call of m.tool_calls ?? []) if (call.id) ids.add(call.id);
+  }
+  return ids;
+}
+
 /**
  * Gives every tool call of a model reply a usable id: a missing or empty id, or one already
- * used in the same reply, is replaced. Done on the AI message before the tools run, so the
- * ToolMessages and the `tools` stream carry the same id and every frame pairs with its start.
+ * used in the same reply or earlier in the run (`earlier`), is replaced. Done on the AI message
+ * before the tools run, so the ToolMessages and the `tools` stream carry the same id and every
+ * frame pairs with its start.
  */
-export function assignToolCallIds<M extends { tool_calls?: ToolCall[] }>(message: M, newId: () => string = newToolCallId): M {
+export function assignToolCallIds<M extends { tool_calls?: ToolCall[] }>(
+  message: M,
+  newId: () => string = newToolCallId,
+  earlier: ReadonlySet<string> = new Set(),
+): M {
   if (!message.tool_calls?.length) return message;
-  const used = new Set<string>();
+  const used = new Set<string>(earlier);
   let changed = false;
   const calls = message.tool_calls.map((call) => {
     if (call.id && !used.has(call.id)) {
@@ -74,7 +89,8 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
     // Servers that reuse one completion id would make the messages reducer overwrite the
     // earlier turn that has it; each turn must stay its own message.
     if (reply.id !== undefined && state.messages.some((m) => m.id === reply.id)) reply._updateId(`${reply.id}-${randomUUID()}`);
-    return { messages: [assignToolCallIds(reply)] };
+    // Some servers number calls per reply (call_0 in every turn): ids must be unique in the run.
+    return { messages: [assignToolCallIds(reply, newToolCallId, toolCallIdsIn(state.messages))] };
   };
 
   return new StateGraph(MessagesAnnotation)

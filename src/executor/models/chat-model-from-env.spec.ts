@@ -1,6 +1,6 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './chat-model-from-env';
-import { PlannerChatModel } from './planner-chat-model';
+import { PlannerChatModel } from '../../demo/planner/planner-chat-model';
 
 describe('chatModelFromEnv', () => {
   it('is the offline planner without OpenAI settings', () => {

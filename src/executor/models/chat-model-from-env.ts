@@ -1,6 +1,6 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { ChatOpenAI } from '@langchain/openai';
-import { PlannerChatModel } from './planner-chat-model';
+import { PlannerChatModel } from '../../demo/planner/planner-chat-model';
 
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
 

@@ -1,6 +1,6 @@
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
-import { sleep } from '../tools/abortable';
+import { sleep } from '../abortable';
 import { OfflineChatModel, readCurrentTurn } from './offline-chat-model';
 
 export interface ScriptedToolCall {

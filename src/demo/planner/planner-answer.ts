@@ -8,7 +8,7 @@ import { SEARCH_DOCS_TOOL } from '../tools/search-docs.tool';
 import { SLOW_TASK_TOOL } from '../tools/slow-task.tool';
 import { WEATHER_TOOL } from '../tools/weather.tool';
 import { WORLD_CLOCK_TOOL } from '../tools/world-clock.tool';
-import type { ToolOutcome } from './offline-chat-model';
+import type { ToolOutcome } from '../../executor/models/offline-chat-model';
 
 export const PLANNER_HELP =
   'I can check the weather in a city, tell the time anywhere, do arithmetic, search and read the toolstream docs, ' +

@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { createDemoTools } from '../tools/demo-tools';
-import type { ToolOutcome } from './offline-chat-model';
+import type { ToolOutcome } from '../../executor/models/offline-chat-model';
 import { composeAnswer, PLANNER_HELP } from './planner-answer';
 import { PlannerChatModel } from './planner-chat-model';
 import { planToolCalls, splitClauses } from './planner-plan';

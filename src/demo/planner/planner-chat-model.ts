@@ -1,7 +1,7 @@
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
-import { sleep } from '../tools/abortable';
-import { OfflineChatModel, readCurrentTurn } from './offline-chat-model';
+import { sleep } from '../../executor/abortable';
+import { OfflineChatModel, readCurrentTurn } from '../../executor/models/offline-chat-model';
 import { composeAnswer, PLANNER_HELP } from './planner-answer';
 import { planToolCalls } from './planner-plan';
 
