@@ -72,7 +72,7 @@ function bareRun(agent: MessagesAgent, id: string): Promise<number> {
   return timed(async () => {
     const stream = await agent.stream(
       { messages: [new HumanMessage('go')] },
-      { streamMode: ['values', 'tools'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
+      { streamMode: ['values', 'tools', 'messages'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
     );
     for await (const chunk of stream) void chunk;
   });

@@ -17,18 +17,20 @@ async function executorWith(options: ExecutorModuleOptions): Promise<AgentExecut
 
 /** What a test reads of a run: narration lines and frames, in order. */
 const lines = (events: Recorded[]): string[] =>
-  events.map(({ event }: { event: ExecutorEvent }) => {
+  events.flatMap(({ event }: { event: ExecutorEvent }) => {
     switch (event.type) {
       case 'progress':
-        return `say ${event.text}`;
+        return [`say ${event.text}`];
       case 'toolFrame': {
         const f = event.frame;
-        return `${f.phase} ${f.toolCallId}${f.parentToolCallId ? ` < ${f.parentToolCallId}` : ''}${f.phase === 'failed' ? `: ${f.error}` : ''}`;
+        return [`${f.phase} ${f.toolCallId}${f.parentToolCallId ? ` < ${f.parentToolCallId}` : ''}${f.phase === 'failed' ? `: ${f.error}` : ''}`];
       }
+      case 'answer':
+        return [];
       case 'reply':
-        return `reply ${event.text}`;
+        return [`reply ${event.text}`];
       case 'error':
-        return `error ${event.error}`;
+        return [`error ${event.error}`];
     }
   });
 

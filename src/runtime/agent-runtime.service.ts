@@ -156,13 +156,17 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     if (run.settled) return;
     switch (event.type) {
       case 'progress': {
-        const text = event.tools?.length ? this.narrator.narrate(event.tools) : event.text;
+        // The model's own words before its tool calls are the best narration there is.
+        const text = event.said || (event.tools?.length ? this.narrator.narrate(event.tools) : event.text);
         if (text) this.publish(run, 'progress', { text, step: event.step });
         return;
       }
       case 'toolFrame':
         this.publish(run, 'toolframe', { frame: event.frame });
         this.observeTool(run, event.frame);
+        return;
+      case 'answer':
+        this.publish(run, 'answer', { text: event.text, append: event.append, last: event.last });
         return;
       case 'reply':
         this.settle(run, { status: 'completed', text: event.text });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ToolCall } from '@langchain/core/messages/tool';
+import type { InvalidToolCall, ToolCall } from '@langchain/core/messages/tool';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
@@ -31,6 +31,37 @@ class ParallelToolNode extends ToolNode {
 }
 
 export const newToolCallId = (): string => `call_${randomUUID()}`;
+
+/**
+ * A streamed call the model sent without an id lands in `invalid_tool_calls` (LangChain cannot
+ * assemble a call without one); when its arguments parse, it is a call all the same, and moves
+ * back to `tool_calls` (without an id, which assignToolCallIds then gives it).
+ */
+export function recoverCallsWithoutIds<M extends { tool_calls?: ToolCall[]; invalid_tool_calls?: InvalidToolCall[] }>(message: M): M {
+  const invalid = message.invalid_tool_calls ?? [];
+  if (!invalid.some((call) => !call.id)) return message;
+  const recovered: ToolCall[] = [];
+  const still = invalid.filter((call) => {
+    if (call.id || !call.name) return true;
+    const args = parseArgs(call.args);
+    if (args === undefined) return true;
+    recovered.push({ name: call.name, args, id: undefined, type: 'tool_call' });
+    return false;
+  });
+  if (recovered.length === 0) return message;
+  message.tool_calls = [...(message.tool_calls ?? []), ...recovered];
+  message.invalid_tool_calls = still;
+  return message;
+}
+
+function parseArgs(args: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args?.trim() || '{}');
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The ids of every tool call the messages hold (what a new call must not reuse). */
 export function toolCallIdsIn(messages: readonly BaseMessage[]): Set<string> {
@@ -90,7 +121,7 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
     // earlier turn that has it; each turn must stay its own message.
     if (reply.id !== undefined && state.messages.some((m) => m.id === reply.id)) reply._updateId(`${reply.id}-${randomUUID()}`);
     // Some servers number calls per reply (call_0 in every turn): ids must be unique in the run.
-    return { messages: [assignToolCallIds(reply, newToolCallId, toolCallIdsIn(state.messages))] };
+    return { messages: [assignToolCallIds(recoverCallsWithoutIds(reply), newToolCallId, toolCallIdsIn(state.messages))] };
   };
 
   return new StateGraph(MessagesAnnotation)

@@ -8,7 +8,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { ExecutorEvent, TurnToolCall } from '../executor.types';
-import { cursorAt, extractToolFrames, type FrameCursor } from './extract-tool-frames';
+import { cursorAt, extractToolFrames, type FrameCursor, type ToolTurn } from './extract-tool-frames';
 import { sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from './sanitize-for-frame';
 import { errorMessage, toolResultValue } from './tool-output';
 
@@ -86,7 +86,7 @@ export class ToolFrameTracker {
     let nextTurn = 0;
     frames.forEach((frame, i) => {
       while (nextTurn < turns.length && turns[nextTurn].at === i) {
-        events.push(this.turnProgress(turns[nextTurn].calls));
+        events.push(this.turnProgress(turns[nextTurn]));
         nextTurn++;
       }
       if (frame.phase === 'started') events.push(...this.start(frame.toolCallId, frame.name, frame.args));
@@ -167,10 +167,11 @@ export class ToolFrameTracker {
     });
   }
 
-  private turnProgress(calls: readonly TurnToolCall[]): ExecutorEvent {
+  private turnProgress({ calls, said }: ToolTurn): ExecutorEvent {
     this.step++;
     const tools = calls.map((call) => ({ ...call, args: sanitizeForFrame(call.args, this.hygiene) }));
-    return { type: 'progress', text: describeTurn(calls), step: this.step, tools };
+    const event: ExecutorEvent = { type: 'progress', text: describeTurn(calls), step: this.step, tools };
+    return said ? { ...event, said: sanitizeForFrame(said, { ...this.hygiene, redactKeys: [] }) as string } : event;
   }
 
   /**
