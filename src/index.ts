@@ -2,6 +2,7 @@
 export * from './extensions';
 export * from './executor';
 export * from './runtime';
+export * from './remote-agents';
 export * from './a2a';
 export * from './health';
 export * from './metrics';

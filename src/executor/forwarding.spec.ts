@@ -5,8 +5,8 @@ import { sleep } from './abortable';
 import { CANCELLED } from './agent-run';
 import { ExecutorModule } from './executor.module';
 import type { ExecutorModuleOptions } from './executor-module-options';
-import { AgentExecutor, type ExecutorEvent } from './executor.types';
-import { eventually, record, runToEnd, type Recorded } from './fixtures/run-recorder';
+import { AgentExecutor } from './executor.types';
+import { eventually, record, runLines as lines, runToEnd } from './fixtures/run-recorder';
 import { forwardingChannel, FORWARDED_CHUNK, isForwardedChunk } from './forwarding';
 import { ScriptedChatModel } from './models/scripted-chat-model';
 
@@ -14,25 +14,6 @@ async function executorWith(options: ExecutorModuleOptions): Promise<AgentExecut
   const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot(options)] }).compile();
   return moduleRef.get(AgentExecutor);
 }
-
-/** What a test reads of a run: narration lines and frames, in order. */
-const lines = (events: Recorded[]): string[] =>
-  events.flatMap(({ event }: { event: ExecutorEvent }) => {
-    switch (event.type) {
-      case 'progress':
-        return [`say ${event.text}`];
-      case 'toolFrame': {
-        const f = event.frame;
-        return [`${f.phase} ${f.toolCallId}${f.parentToolCallId ? ` < ${f.parentToolCallId}` : ''}${f.phase === 'failed' ? `: ${f.error}` : ''}`];
-      }
-      case 'answer':
-        return [];
-      case 'reply':
-        return [`reply ${event.text}`];
-      case 'error':
-        return [`error ${event.error}`];
-    }
-  });
 
 /** A tool that stands in for a delegating call: forwards two frames and a line, then answers. */
 const delegating = tool(
