@@ -48,6 +48,10 @@ interface TaskRecordInit {
   /** The message as plain text, kept for the history of later tasks in the same context. */
   text: string;
   maxEvents: number;
+  /** Finished tools whose artifacts the task keeps (newest first); open tools are always kept. */
+  maxFinishedTools: number;
+  /** Called after each status change (the store's listing index follows it). */
+  onStatus?: (task: TaskRecord) => void;
 }
 
 export interface SnapshotOptions {
@@ -75,7 +79,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   readonly settled: Promise<void>;
 
   private readonly history: Message[];
+  /** The answer and open tools' artifacts, then finished tools' artifacts, oldest first. */
   private readonly artifacts = new Map<string, Artifact>();
+  /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
+  private readonly finishedArtifacts = new Set<string>();
+  private readonly maxFinishedTools: number;
+  private readonly onStatus?: (task: TaskRecord) => void;
   /** Tools started and not yet finished: closed as failed if the task ends first. */
   private readonly openTools = new Map<string, string>();
   private readonly listeners = new Set<TaskListener>();
@@ -84,6 +93,9 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly pumping = new WeakSet<TaskListener>();
   private readonly onSettled: (() => void)[] = [];
   private resolveSettled!: () => void;
+  /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
+  private readonly artifactWeights = new Map<string, number>();
+  private artifactBytes = 0;
 
   constructor(init: TaskRecordInit) {
     this.id = init.id;
@@ -91,7 +103,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.owner = init.owner;
     this.userText = init.text;
     this.history = [init.message];
-    this.log = new EventLog<TaskEvent>(init.maxEvents);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length);
+    this.maxFinishedTools = init.maxFinishedTools;
+    this.onStatus = init.onStatus;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
@@ -145,7 +159,13 @@ export class TaskRecord implements TaskView, TaskWriter {
     }
     if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
     else this.openTools.delete(frame.toolCallId);
-    this.commit(event, artifact);
+    this.commit(event);
+    this.keepToolArtifact(artifact, event.json.length, frame.phase !== 'started');
+  }
+
+  /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
+  get bytes(): number {
+    return this.log.bytes + this.artifactBytes;
   }
 
   /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
@@ -253,6 +273,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       { payload: { $case: 'statusUpdate', value: { taskId: this.id, contextId: this.contextId, status: this.status, metadata: undefined } } },
       { terminal },
     );
+    this.onStatus?.(this);
     if (terminal) this.settle();
   }
 
@@ -278,7 +299,31 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
-    this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal), artifact);
+    const event = new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal);
+    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
+    this.commit(event);
+  }
+
+  /**
+   * A tool's artifact, holding its latest phase: kept while the tool is open; once it finished,
+   * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
+   * task runs; every frame is still in the event log for replay).
+   */
+  private keepToolArtifact(artifact: Artifact, weight: number, finished: boolean): void {
+    const id = artifact.artifactId;
+    this.artifactBytes += weight - (this.artifactWeights.get(id) ?? 0);
+    this.artifactWeights.set(id, weight);
+    this.artifacts.set(id, artifact);
+    if (!finished) return;
+    this.finishedArtifacts.delete(id);
+    this.finishedArtifacts.add(id);
+    for (const oldest of this.finishedArtifacts) {
+      if (this.finishedArtifacts.size <= this.maxFinishedTools) break;
+      this.finishedArtifacts.delete(oldest);
+      this.artifacts.delete(oldest);
+      this.artifactBytes -= this.artifactWeights.get(oldest) ?? 0;
+      this.artifactWeights.delete(oldest);
+    }
   }
 
   private trim(): void {
@@ -295,11 +340,10 @@ export class TaskRecord implements TaskView, TaskWriter {
     }
   }
 
-  /** Logs a built event, records the artifact it updates (if any), and hands it to the listeners. */
-  private commit(event: TaskEvent, artifact?: Artifact): void {
+  /** Logs a built event and hands it to the listeners. */
+  private commit(event: TaskEvent): void {
     this.log.append(event, this.keepAfter());
     this.dropOverrun();
-    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
     for (const listener of this.listeners) this.pump(listener);
   }
 

@@ -188,6 +188,56 @@ describe('TaskService', () => {
     expect(service.running()).toEqual([b]);
   });
 
+  describe('limits on live tasks and the run deadline', () => {
+    it('refuses a task past maxLiveTasksPerCaller (429) and past maxLiveTasks (503), each with Retry-After; an ended task frees its slot', async () => {
+      setUp({ maxLiveTasks: 3, maxLiveTasksPerCaller: 2 });
+      const a1 = await start('a1', 'alice');
+      await start('a2', 'alice');
+      await expect(start('a3', 'alice')).rejects.toMatchObject({
+        httpStatus: 429,
+        rpcStatus: 'RESOURCE_EXHAUSTED',
+        headers: { 'Retry-After': '5' },
+        message: expect.stringContaining('the limit per caller (maxLiveTasksPerCaller)'),
+      });
+      await start('b1', 'bob');
+      await expect(start('b2', 'bob')).rejects.toMatchObject({
+        httpStatus: 503,
+        rpcStatus: 'UNAVAILABLE',
+        headers: { 'Retry-After': '5' },
+        message: expect.stringContaining('its limit (maxLiveTasks)'),
+      });
+      bus.publish('reply', a1.id, { status: 'completed', text: 'done' });
+      expect((await start('b2', 'bob')).state).toBe(TaskState.TASK_STATE_SUBMITTED);
+      expect(requests).toHaveLength(4);
+    });
+
+    it('counts concurrent admissions, so a burst cannot slip past the limit', async () => {
+      setUp({ maxLiveTasks: 5 });
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => start(`t${i}`)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+      expect(service.metrics().liveTasks).toBe(5);
+    });
+
+    it('fails a run past runDeadlineMs, closing its open tools, and asks the runtime to stop it', async () => {
+      jest.useFakeTimers();
+      try {
+        setUp({ runDeadlineMs: 1_000 });
+        const task = await start('never answers');
+        bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'stuck', phase: 'started' } });
+        jest.advanceTimersByTime(999);
+        expect(task.isTerminal).toBe(false);
+        jest.advanceTimersByTime(1);
+        expect(task.state).toBe(TaskState.TASK_STATE_FAILED);
+        expect(task.status.message?.parts[0].content).toEqual({ $case: 'text', value: 'the run did not finish within 1000 ms (runDeadlineMs)' });
+        expect(JSON.parse(task.log.get(3)!.json).artifactUpdate.artifact.parts[0].data).toMatchObject({ phase: 'failed', toolCallId: 't' });
+        expect(cancels).toEqual([{ correlationId: task.id, reason: 'the run did not finish within 1000 ms (runDeadlineMs)' }]);
+        expect(service.metrics().liveTasks).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
   describe('cancel', () => {
     it('asks the runtime to cancel and resolves once it answers', async () => {
       const task = await start('a');

@@ -7,7 +7,7 @@ import { AgentBus } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { invalidParams } from './a2a-errors';
+import { invalidParams, tooManyLiveTasks } from './a2a-errors';
 import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
@@ -28,6 +28,9 @@ export interface StartTaskInput {
   /** The caller's trace context: the task's `invoke_agent` span continues it. */
   traceContext?: Context;
 }
+
+/** Seconds a client refused for too many live tasks is told to wait (Retry-After). */
+const LIVE_LIMIT_RETRY_AFTER_S = 5;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -63,6 +66,9 @@ export class TaskService implements OnModuleDestroy {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
+  /** Live tasks per caller, and admissions still being created (what maxLiveTasks* count). */
+  private readonly livePerCaller = new Map<CallerId, number>();
+  private admitting = 0;
   private readonly cancelling = new Set<string>();
   private readonly streams = { open: 0 };
   private readonly content: TaskContentGuard;
@@ -88,8 +94,7 @@ export class TaskService implements OnModuleDestroy {
    * in-process run may answer synchronously).
    */
   async start(input: StartTaskInput): Promise<WrittenTask> {
-    const { admitted, conversation } = await this.admit(input);
-    const { task, runContext } = await this.create(admitted);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     this.dispatch(task, admitted, conversation, runContext);
     return task;
   }
@@ -103,8 +108,7 @@ export class TaskService implements OnModuleDestroy {
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
   ): Promise<{ task: WrittenTask; events: Observable<TaskEvent>; release: () => void }> {
-    const { admitted, conversation } = await this.admit(input);
-    const { task, runContext } = await this.create(admitted);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
     const events = new Observable<TaskEvent>((subscriber) => {
@@ -134,6 +138,39 @@ export class TaskService implements OnModuleDestroy {
     return { admitted: { ...input, message: this.content.message(input.message), text: this.content.text(input.text) }, conversation };
   }
 
+  /**
+   * Admission and creation as one step for the live-task limits: a task counts against them
+   * from its admission on, so concurrent requests cannot all slip past the check.
+   */
+  private async admitAndCreate(
+    input: StartTaskInput,
+  ): Promise<{ task: WrittenTask; runContext: Context; admitted: StartTaskInput; conversation: Conversation }> {
+    if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+      throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
+      throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    this.admitting += 1;
+    this.countLive(input.caller, 1);
+    let task: WrittenTask | undefined;
+    try {
+      const { admitted, conversation } = await this.admit(input);
+      const created = await this.create(admitted);
+      task = created.task;
+      return { ...created, admitted, conversation };
+    } finally {
+      this.admitting -= 1;
+      if (!task) this.countLive(input.caller, -1);
+    }
+  }
+
+  private countLive(caller: CallerId, delta: number): void {
+    const count = (this.livePerCaller.get(caller) ?? 0) + delta;
+    if (count > 0) this.livePerCaller.set(caller, count);
+    else this.livePerCaller.delete(caller);
+  }
+
   /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
   private async create(input: StartTaskInput): Promise<{ task: WrittenTask; runContext: Context }> {
     const id = randomUUID();
@@ -149,9 +186,14 @@ export class TaskService implements OnModuleDestroy {
     const parent = input.traceContext ?? otelContext.active();
     const span = this.startTaskSpan(task, parent);
     const subscription = this.binding.bind(id, task);
+    // A run that never answers must not hold the task and its streams forever.
+    const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
+    deadline.unref();
     task.whenSettled(() => {
+      clearTimeout(deadline);
       subscription.unsubscribe();
       this.live.delete(id);
+      this.countLive(input.caller, -1);
       this.cancelling.delete(id);
       const state = taskStateLabel(task.state);
       this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
@@ -159,6 +201,17 @@ export class TaskService implements OnModuleDestroy {
       endTaskSpan(span, task);
     });
     return { task, runContext: trace.setSpan(parent, span) };
+  }
+
+  /** The run deadline passed: the task fails at once, and the run is asked to stop. */
+  private overrun(task: WrittenTask): void {
+    const reason = `the run did not finish within ${this.config.runDeadlineMs} ms (runDeadlineMs)`;
+    task.fail(reason);
+    try {
+      this.bus.publishCancel({ correlationId: task.id, reason });
+    } catch (err) {
+      this.logger.error(`publishing the cancel of task ${task.id} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
