@@ -2,9 +2,9 @@ import { Module } from '@nestjs/common';
 import { A2aModule, type A2aModuleOptions } from './a2a';
 import { a2aOptionsFromEnv, executorOptionsFromEnv, metricsOptionsFromEnv } from './app.config';
 import { ExecutorModule } from './executor';
-import { ExtensionsModule } from './extensions';
-import { HealthModule } from './health';
-import { MetricsModule } from './metrics';
+import { ExtensionsModule } from './extensions/extensions.module';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
-import { ExtensionsModule } from '../extensions';
+import { ExtensionsModule } from '../extensions/extensions.module';
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
 export interface A2aSkillOptions {

@@ -1,5 +1,6 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { A2A_CONFIG } from './a2a.constants';
 import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { A2aController } from './a2a.controller';
@@ -34,7 +35,11 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
 @Module({
   controllers: [AgentCardController, A2aJsonRpcController, A2aController],
   providers: [
-    { provide: A2A_CONFIG, inject: [A2A_MODULE_OPTIONS], useFactory: (options: A2aModuleOptions) => resolveA2aConfig(options) },
+    {
+      provide: A2A_CONFIG,
+      inject: [optionalOptions(A2A_MODULE_OPTIONS)],
+      useFactory: (options?: A2aModuleOptions) => resolveA2aConfig(requireForRoot('A2aModule', options)),
+    },
     { provide: TaskStore, inject: [A2A_CONFIG], useFactory: (config: A2aConfig) => new InMemoryTaskStore(config) },
     TaskService,
     A2aService,

@@ -11,7 +11,7 @@ import {
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { EMPTY, catchError, type Observable } from 'rxjs';
-import { AGENT_EXTENSIONS } from '../extensions';
+import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
 import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';

@@ -7,8 +7,8 @@ import type { TaskWriter } from './store/task-store';
 
 type TopicMessage = { [K in keyof TaskTopicPayloads]: { kind: K; payload: TaskTopicPayloads[K] } }[keyof TaskTopicPayloads];
 
-/** Bus topic subscriptions a bound task holds: progress, toolframe, reply. */
-export const TOPICS_PER_TASK = 3;
+/** Bus topic subscriptions a bound task holds: progress, toolframe, answer, reply. */
+export const TOPICS_PER_TASK = 4;
 
 /**
  * Binds a task's writer to its run's bus topics: narration, tool frames and the reply become the
@@ -41,14 +41,16 @@ export class TaskBusBinding {
     return this.accepted;
   }
 
-  /** The task's three topics merged into one subscription; the caller ends it when the task settles. */
+  /** The task's four topics merged into one subscription; the caller ends it when the task settles. */
   bind(taskId: string, writer: TaskWriter): Subscription {
     this.bound += 1;
+    const answer = { scrub: this.content.textStream() };
     const subscription = merge(
       this.bus.topic$('progress', taskId).pipe(map((payload): TopicMessage => ({ kind: 'progress', payload }))),
       this.bus.topic$('toolframe', taskId).pipe(map((payload): TopicMessage => ({ kind: 'toolframe', payload }))),
+      this.bus.topic$('answer', taskId).pipe(map((payload): TopicMessage => ({ kind: 'answer', payload }))),
       this.bus.topic$('reply', taskId).pipe(map((payload): TopicMessage => ({ kind: 'reply', payload }))),
-    ).subscribe((message) => this.apply(taskId, writer, message));
+    ).subscribe((message) => (message.kind === 'answer' ? this.applyAnswer(taskId, writer, answer, message.payload) : this.apply(taskId, writer, message)));
     subscription.add(() => (this.bound -= 1));
     return subscription;
   }
@@ -76,6 +78,20 @@ export class TaskBusBinding {
         this.applyReply(taskId, writer, message.payload);
         return;
     }
+  }
+
+  /** A piece of the streamed answer, scrubbed across piece boundaries (a new answer starts a new scrub). */
+  private applyAnswer(taskId: string, writer: TaskWriter, answer: { scrub: (piece: string, last: boolean) => string }, payload: unknown): void {
+    const { text, append, last } = (payload ?? {}) as Partial<Record<'text' | 'append' | 'last', unknown>>;
+    if (typeof text !== 'string' || typeof append !== 'boolean' || typeof last !== 'boolean') {
+      this.logger.warn(`task ${taskId}: an answer payload without text, append and last was ignored`);
+      return;
+    }
+    if (!append) answer.scrub = this.content.textStream();
+    const out = answer.scrub(text, last);
+    // A piece held back whole (it may begin a secret) goes out with the next one.
+    if (out === '' && append && !last) return;
+    writer.answer(out, append, last);
   }
 
   private applyReply(taskId: string, writer: TaskWriter, reply: TaskTopicPayloads['reply'] | undefined): void {

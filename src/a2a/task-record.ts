@@ -25,6 +25,10 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' };
 }
 
+function answerArtifact(text: string): Artifact {
+  return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
+}
+
 /** Someone following a task's events from a sequence number on. */
 export interface TaskListener {
   /** Sequence number of the last event this listener has been given. */
@@ -75,6 +79,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
   answerText?: string;
+  /** The answer streamed so far, and whether its last piece came. */
+  private streamedAnswer: { text: string; last: boolean } | undefined;
   /** Resolves once the task is in a terminal state. */
   readonly settled: Promise<void>;
 
@@ -169,25 +175,42 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
+  /**
+   * A piece of the answer as the model writes it: an artifact update of the `answer` artifact
+   * carrying the piece (`append` and `lastChunk` as given). The snapshot holds the answer so
+   * far; an empty piece that does not append withdraws it.
+   */
+  answer(text: string, append: boolean, last: boolean): void {
+    if (this.isTerminal) return;
+    this.streamedAnswer = { text: append && this.streamedAnswer ? this.streamedAnswer.text + text : text, last };
+    const piece = answerArtifact(text);
+    const event = new TaskEvent(this.log.nextSeq, {
+      payload: { $case: 'artifactUpdate', value: { taskId: this.id, contextId: this.contextId, artifact: piece, append, lastChunk: last, metadata: undefined } },
+    });
+    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_ARTIFACT_ID);
+    else this.artifacts.set(ANSWER_ARTIFACT_ID, answerArtifact(this.streamedAnswer.text));
+    this.commit(event);
+  }
+
+  /**
+   * The answer, then COMPLETED. When the streamed pieces already ended with exactly this text,
+   * they stand; otherwise the whole answer goes out as one `answer` artifact.
+   */
   complete(answer: string): void {
     if (this.isTerminal) return;
     this.closeOpenTools('the run ended before this tool finished');
-    const artifact: Artifact = {
-      artifactId: ANSWER_ARTIFACT_ID,
-      name: ANSWER_ARTIFACT_NAME,
-      description: '',
-      parts: [textPart(answer)],
-      metadata: undefined,
-      extensions: [],
-    };
     this.answerText = answer;
     this.history.push(this.agentMessage(`${this.id}-answer`, answer));
-    this.append({
-      payload: {
-        $case: 'artifactUpdate',
-        value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: true, metadata: undefined },
-      },
-    });
+    if (!this.streamedAnswer?.last || this.streamedAnswer.text !== answer) {
+      const artifact = answerArtifact(answer);
+      this.append({
+        payload: {
+          $case: 'artifactUpdate',
+          value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: true, metadata: undefined },
+        },
+      });
+    }
+    this.streamedAnswer = undefined;
     this.setStatus(TaskState.TASK_STATE_COMPLETED);
   }
 

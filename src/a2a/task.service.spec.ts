@@ -66,8 +66,8 @@ describe('TaskService', () => {
     const baseline = bus.listenerCount();
     const a = await start('a');
     const b = await start('b');
-    expect(service.metrics()).toMatchObject({ liveTasks: 2, topicSubscriptions: 6 });
-    expect(bus.listenerCount()).toBe(baseline + 6);
+    expect(service.metrics()).toMatchObject({ liveTasks: 2, topicSubscriptions: 8 });
+    expect(bus.listenerCount()).toBe(baseline + 8);
     bus.publish('reply', a.id, { status: 'completed', text: 'A' });
     bus.publish('reply', b.id, { status: 'failed', error: 'B failed' });
     expect(service.metrics()).toMatchObject({ tasks: 2, liveTasks: 0, topicSubscriptions: 0 });

@@ -38,7 +38,7 @@ export interface A2aMetrics {
   tasks: number;
   /** Tasks not yet in a terminal state, written by this instance. */
   liveTasks: number;
-  /** Bus topic subscriptions held by live tasks (three per task: progress, toolframe, reply). */
+  /** Bus topic subscriptions held by live tasks (four per task: progress, toolframe, answer, reply). */
   topicSubscriptions: number;
   /** Event streams open to clients. */
   openStreams: number;

@@ -13,6 +13,10 @@ import { AgentExecutor, type ExecutorEvent } from './executor.types';
 import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd, type Recorded } from './fixtures/run-recorder';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted-chat-model';
 import { sleep } from './abortable';
+import { PlannerChatModel } from '../demo/planner/planner-chat-model';
+import { createDemoTools } from '../demo/tools/demo-tools';
+
+const demoExecutor = () => ExecutorModule.forRoot({ tools: createDemoTools(), model: new PlannerChatModel() });
 
 /** A tool that waits `ms` (honouring its signal) and remembers whether it was aborted. */
 function sleepyTool(name = 'sleepy') {
@@ -72,7 +76,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('runs "weather in Paris and the time in Tokyo" as two parallel tools and answers from them', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const executor = moduleRef.get(AgentExecutor);
       expect(executor).toBe(moduleRef.get(DeepAgentExecutor));
 
@@ -99,7 +103,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('keeps concurrent runs apart', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const executor = moduleRef.get(AgentExecutor);
       const cities = ['Paris', 'London', 'Tokyo', 'Berlin', 'Madrid', 'Rome', 'Sydney', 'Cairo'];
       const runs = await Promise.all(
@@ -114,7 +118,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('answers from a failure too', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const events = await runToEnd(moduleRef.get(AgentExecutor).run('read the doc missing-page', { correlationId: 't' }));
       expectWellFormed(events);
       expect(framesOf(events)[1]).toMatchObject({ phase: 'failed', error: expect.stringMatching(/^no document named "missing-page"/) });

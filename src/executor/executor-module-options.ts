@@ -12,7 +12,7 @@ import {
 export interface ExecutorModuleOptions extends FrameHygieneOptions {
   /** Chat model of the default agent; must support bindTools. Default: by environment (see chatModelFromEnv). */
   model?: BaseChatModel;
-  /** Tools of the default agent. Default: the six demo tools. */
+  /** Tools of the default agent (required unless `agent` is given). */
   tools?: StructuredToolInterface[];
   /** Any compiled LangGraph graph with a `messages` state, replacing the default agent (and `model`, `tools`, `toolTimeoutMs`). */
   agent?: MessagesAgent;
@@ -82,6 +82,9 @@ export function resolveExecutorSettings(options: ExecutorModuleOptions = {}): Ex
   }
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new Error('ExecutorModule: tools must be a list of LangChain tools');
+  }
+  if (options.agent === undefined && options.tools === undefined) {
+    throw new Error('ExecutorModule: give it tools (a list of LangChain tools) for the default agent, or an agent of your own');
   }
   const answerChunking = { ...DEFAULT_ANSWER_CHUNKING, ...options.answerChunking };
   for (const key of ['flushMs', 'flushChars'] as const) {

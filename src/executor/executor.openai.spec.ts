@@ -6,6 +6,7 @@ import { Test } from '@nestjs/testing';
 import { ChatOpenAI } from '@langchain/openai';
 import { EXECUTOR_CHAT_MODEL } from './executor.constants';
 import { ExecutorModule } from './executor.module';
+import { createDemoTools } from '../demo/tools/demo-tools';
 import { AgentExecutor, type ExecutorEvent } from './executor.types';
 import { startFakeOpenAi, type FakeOpenAi } from './fixtures/fake-openai-server';
 import { expectWellFormed, framesOf, runToEnd } from './fixtures/run-recorder';
@@ -47,7 +48,7 @@ describe('OpenAI-compatible model (fake local server)', () => {
     process.env.OPENAI_BASE_URL = fake.baseURL;
     process.env.OPENAI_API_KEY = 'sk-local-test';
     process.env.MODEL = 'fake-model';
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools: createDemoTools() })] }).compile();
     expect(moduleRef.get(EXECUTOR_CHAT_MODEL)).toBeInstanceOf(ChatOpenAI);
 
     const events = await runToEnd(moduleRef.get(AgentExecutor).run('weather in Paris and the time in Tokyo', { correlationId: 'oa-1' }));
@@ -82,7 +83,7 @@ describe('OpenAI-compatible model (fake local server)', () => {
   const executorFromEnv = async (): Promise<AgentExecutor> => {
     process.env.OPENAI_BASE_URL = fake.baseURL;
     process.env.OPENAI_API_KEY = 'sk-local-test';
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools: createDemoTools() })] }).compile();
     return moduleRef.get(AgentExecutor);
   };
 

@@ -1,9 +1,10 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { context } from '@opentelemetry/api';
 import { Subject, type Observable, type Subscription } from 'rxjs';
+import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
+import { requireForRoot } from '../common/require-for-root';
 import { contextFromCarrier } from '../tracing';
-import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
@@ -52,13 +53,27 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
   private readonly toolCalls = new Subject<ToolCallOutcome>();
+  private readonly options: RuntimeModuleOptions;
 
   constructor(
     private readonly bus: AgentBus,
-    private readonly executor: AgentExecutor,
     @Inject(NARRATOR) private readonly narrator: Narrator,
-    @Inject(RUNTIME_MODULE_OPTIONS) private readonly options: RuntimeModuleOptions,
-  ) {}
+    @Optional() @Inject(RUNTIME_MODULE_OPTIONS) given: RuntimeModuleOptions | undefined,
+    @Optional() private readonly agentExecutor?: AgentExecutor,
+  ) {
+    const options = requireForRoot('RuntimeModule', given);
+    this.options = options;
+    if (options.serveRequests !== false && !agentExecutor) {
+      throw new Error(
+        'RuntimeModule: no AgentExecutor to run agents: pass executor: ExecutorModule.forRoot({ tools }) (or set serveRequests: false in a process that only fronts remote workers)',
+      );
+    }
+  }
+
+  private get executor(): AgentExecutor {
+    if (!this.agentExecutor) throw new Error('RuntimeModule: this process does not run agents (serveRequests is false)');
+    return this.agentExecutor;
+  }
 
   onModuleInit(): void {
     if (this.options.serveRequests === false) return;

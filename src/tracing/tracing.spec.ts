@@ -8,6 +8,7 @@ import { Observable } from 'rxjs';
 import { withToolSpan } from '../executor/agent/tool-spans';
 import { AgentExecutor, type ExecutorEvent } from '../executor';
 import { AgentRuntimeService, type AgentBus, type SkillRequest } from '../runtime';
+import { fetchWithHeaders } from '../remote-agents/remote-agent-client';
 import { activeTaskId, contextFromCarrier, injectTraceHeaders, toolstreamTracer, traceCarrier, withTaskId } from './trace-context';
 
 const exporter = new InMemorySpanExporter();
@@ -139,7 +140,7 @@ describe('the runtime continues the trace carried by the request', () => {
     }
     const published: unknown[] = [];
     const bus = { publish: (_kind: string, _id: string, payload: unknown) => published.push(payload) } as unknown as AgentBus;
-    const runtime = new AgentRuntimeService(bus, new SpanningExecutor(), { narrate: () => '' } as never, { serveRequests: false });
+    const runtime = new AgentRuntimeService(bus, { narrate: () => '' } as never, { serveRequests: false }, new SpanningExecutor());
     const task = toolstreamTracer().startSpan('invoke_agent test');
     const request: SkillRequest = { correlationId: 'c-1', message: 'hi', trace: traceCarrier(trace.setSpan(ROOT_CONTEXT, task)) };
     const unrelated = toolstreamTracer().startSpan('unrelated');
@@ -151,5 +152,28 @@ describe('the runtime continues the trace carried by the request', () => {
     expect(inner?.parentSpanContext?.spanId).toBe(task.spanContext().spanId);
     expect(seen).toHaveLength(1);
     expect(published).toEqual([{ status: 'failed', error: 'done' }]);
+  });
+});
+
+describe('requests to remote agents', () => {
+  it('carry the active span as traceparent, beside the configured headers and the call’s own', async () => {
+    const sent: Headers[] = [];
+    const fake = (async (_input: unknown, init?: RequestInit) => {
+      sent.push(new Headers(init?.headers));
+      return new Response('{}');
+    }) as typeof fetch;
+    const remoteFetch = fetchWithHeaders({ 'X-API-Key': 'k' }, fake);
+    const span = toolstreamTracer().startSpan('execute_tool remote');
+    await context.with(trace.setSpan(ROOT_CONTEXT, span), () => remoteFetch('http://agent.example/a2a', { headers: { 'content-type': 'application/json' } }));
+    await remoteFetch('http://agent.example/a2a');
+    span.end();
+    const first: Record<string, string> = {};
+    sent[0].forEach((value, key) => (first[key] = value));
+    expect(first).toEqual({
+      'x-api-key': 'k',
+      'content-type': 'application/json',
+      traceparent: `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`,
+    });
+    expect(sent[1].has('traceparent')).toBe(false);
   });
 });

@@ -48,7 +48,13 @@ export interface TaskWriter {
   narrate(text: string): void;
   /** A tool-call-v1 frame: the artifact update of the tool's artifact. */
   toolFrame(frame: ToolCallArtifactData): void;
-  /** The answer artifact, then COMPLETED (open tools closed as failed first). */
+  /**
+   * A piece of the answer as it is written: an artifact update of the `answer` artifact with
+   * `append` and `lastChunk` as given; the snapshot holds the answer so far (an empty piece
+   * that does not append withdraws it).
+   */
+  answer(text: string, append: boolean, last: boolean): void;
+  /** The answer artifact (unless the streamed pieces already ended with it), then COMPLETED (open tools closed as failed first). */
   complete(answer: string): void;
   fail(error: string): void;
   cancel(reason: string): void;

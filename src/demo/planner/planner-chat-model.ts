@@ -1,48 +1,34 @@
-import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
-import { sleep } from '../../executor/abortable';
-import { OfflineChatModel, readCurrentTurn } from '../../executor/models/offline-chat-model';
+import { OfflineToolModel, type OfflineToolModelOptions } from '../../executor/models/offline-tool-model';
+import type { ToolOutcome } from '../../executor/models/offline-chat-model';
+import { parseToolRequest, type PlannedCall, type ToolSignature } from '../../executor/models/tool-request';
 import { composeAnswer, PLANNER_HELP } from './planner-answer';
 import { planToolCalls } from './planner-plan';
 
-export interface PlannerChatModelOptions {
-  /** Simulated model latency per turn, in ms (0 by default). */
-  latencyMs?: number;
-}
+export type PlannerChatModelOptions = OfflineToolModelOptions;
 
 /**
- * The default model: offline and deterministic, no key, no network. On a new request it
- * plans calls of the bound tools (several at once when the request asks for several things);
- * once the results are in, it answers from them in plain sentences.
+ * The demo's model: the library's offline model (tools called by name, "weather city=Paris"),
+ * which also understands plain English about the demo tools ("weather in Paris and the time in
+ * Tokyo") and answers in sentences written for them.
  */
-export class PlannerChatModel extends OfflineChatModel {
-  private readonly latencyMs: number;
-
-  constructor(options: PlannerChatModelOptions = {}) {
-    super({});
-    this.latencyMs = options.latencyMs ?? 0;
-  }
-
+export class PlannerChatModel extends OfflineToolModel {
   static override lc_name(): string {
     return 'PlannerChatModel';
   }
 
-  _llmType(): string {
+  override _llmType(): string {
     return 'toolstream-planner';
   }
 
-  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
-    if (this.latencyMs > 0) await sleep(this.latencyMs, options.signal);
-    const turn = readCurrentTurn(messages);
-    if (turn.modelTurns > 0) return this.result(new AIMessage(composeAnswer(turn.outcomes)));
-    const calls = planToolCalls(turn.request, this.boundToolNames(options));
-    if (calls.length === 0) return this.result(new AIMessage(PLANNER_HELP));
-    return this.result(
-      new AIMessage({
-        content: '',
-        // Unique within the conversation: the history length only grows.
-        tool_calls: calls.map((call, i) => ({ ...call, id: `call_${messages.length}_${i}`, type: 'tool_call' as const })),
-      }),
-    );
+  protected override plan(request: string, tools: readonly ToolSignature[]): PlannedCall[] {
+    return parseToolRequest(request, tools) ?? planToolCalls(request, new Set(tools.map((t) => t.name)));
+  }
+
+  protected override answer(outcomes: readonly ToolOutcome[]): string {
+    return composeAnswer(outcomes);
+  }
+
+  protected override help(): string {
+    return PLANNER_HELP;
   }
 }

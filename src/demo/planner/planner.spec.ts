@@ -58,7 +58,7 @@ describe('composeAnswer', () => {
     ]);
     expect(answer).toBe(
       'Paris: sunny, 20 °C (humidity 40%, wind 5 km/h). 12*7 = 84. I could not read the doc "missing-page": no document named "missing-page". ' +
-        'Nothing in the docs matches "zzz". custom returned plain text.',
+        'Nothing in the docs matches "zzz". custom: plain text.',
     );
   });
 

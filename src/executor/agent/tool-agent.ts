@@ -8,7 +8,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import type { MessagesAgent } from './messages-agent';
-import { withJsonSafeResult, withToolTimeout } from './tool-guards';
+import { withJsonSafeResult, withKnownArguments, withToolTimeout } from './tool-guards';
 import { describeModel, inModelSpan, withToolSpan } from './tool-spans';
 
 export interface ToolAgentOptions {
@@ -112,7 +112,9 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
   }
   const bound = model.bindTools(tools);
   const toolTimeoutMs = options.toolTimeoutMs;
-  const runnableTools = tools.map((t) => withToolSpan(withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs))));
+  const runnableTools = tools.map((t) =>
+    withToolSpan(withKnownArguments(withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs)))),
+  );
   const described = describeModel(model);
 
   const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
