@@ -1,14 +1,15 @@
 /**
  * `npm run bench [-- --quick] [--only=<section>,…]`
  *
- * Runs every section (or those named), prints the report, and writes bench/results.json (every
- * repetition of every figure), bench/RESULTS.md and bench/chart.svg. Servers and load each run
+ * Runs every section (or those named), prints the report, and writes results.json (every
+ * repetition of every figure), RESULTS.md and chart.svg: in bench/ for a full run of every
+ * section, in bench/.work/quick or bench/.work/partial otherwise. Servers and load each run
  * in a child process of their own, on loopback. Exits non-zero when any load stream failed,
  * saw an invalid frame or the wrong number of frames (the report says which), or a section threw.
  * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig, type BenchConfig } from './lib/config';
@@ -121,7 +122,10 @@ async function main(): Promise<number> {
   results.meta.loadAverageAtEnd = loadavg()[0];
   results.validity = load.ledger.summary();
   results.targets = checkTargets(results, config);
-  const dir = __dirname;
+  // Only a full run of every section replaces the committed report; others write beside it.
+  const complete = !quick && sections.length === SECTIONS.length;
+  const dir = complete ? __dirname : join(__dirname, '.work', quick ? 'quick' : 'partial');
+  mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   const failed = failure === undefined ? '' : `\n**INCOMPLETE RUN**: a section failed: ${failure instanceof Error ? failure.message : String(failure)}\n`;
   const summary = `${markdownSummary(results)}${failed}`;
@@ -129,7 +133,7 @@ async function main(): Promise<number> {
   const svg = chart(results);
   if (svg) writeFileSync(join(dir, 'chart.svg'), svg);
   console.log(`\n${summary}`);
-  log(`wrote bench/results.json, bench/RESULTS.md${svg ? ', bench/chart.svg' : ''}`);
+  log(`wrote results.json, RESULTS.md${svg ? ', chart.svg' : ''} in ${dir}`);
   if (!results.validity.ok) console.error(`bench: INVALID RUN: ${results.validity.errors.join('; ')}`);
   return failure === undefined && results.validity.ok ? 0 : 1;
 }

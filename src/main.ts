@@ -21,4 +21,8 @@ async function bootstrap(): Promise<void> {
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }
 
-void bootstrap();
+bootstrap().catch((err: unknown) => {
+  // A bad setting (e.g. OPENAI_BASE_URL) stops the app here, with the setting named.
+  Logger.error(`toolstream did not start: ${err instanceof Error ? err.message : String(err)}`, 'Bootstrap');
+  process.exit(1);
+});

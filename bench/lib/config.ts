@@ -68,7 +68,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         ...SHARED,
         quick,
         reps: 1,
-        emptyTasks: 100,
+        emptyTasks: 300,
         curveFrameBudget: 4_000,
         referenceFrameBudget: 400,
         referenceBudgetMs: 3_000,

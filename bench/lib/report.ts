@@ -280,7 +280,7 @@ export function markdownSummary(results: BenchResults): string {
     out.push(
       '### Memory per task',
       '',
-      'One task on one stream, repetitions one after another on a fresh server per row: heap and RSS after a full GC with the finished task kept for replay, over the same before it ran, and the highest seen while it ran (sampled every 100 ms, no GC). Then many small finished tasks kept for replay, after a full GC, over the count.',
+      'One task on one stream, repetitions one after another on a fresh warmed-up server per row: heap and RSS after a full GC with the finished task kept for replay, over the same before it ran, and the highest seen while it ran (sampled every 100 ms, no GC). Then many small finished tasks kept for replay (a fresh server per repetition, which served nothing before), after a full GC, over the count.',
       '',
       table(
         ['server', 'one task of', 'heap kept (MiB)', 'RSS kept (MiB)', 'peak heap while running (MiB)', 'peak RSS while running (MiB)'],

@@ -76,14 +76,16 @@ export class ServerPool {
 
   constructor(readonly load: LoadProcess) {}
 
-  async server(target: Target): Promise<ServerProcess> {
+  /** @param warm false: a server that has served no request yet (its store empty) */
+  async server(target: Target, warm = true): Promise<ServerProcess> {
     let server = this.servers.get(target);
     if (!server) {
       server = await ServerProcess.start(target);
       this.servers.set(target, server);
-      const warm = await this.load.run({ url: server.url, ...warmUp(target) });
-      if (warm.completed !== warm.streams) {
-        throw new Error(`${target} failed its warm-up: ${warm.errors.join('; ') || `${warm.cut} streams cut`}`);
+      if (!warm) return server;
+      const warmed = await this.load.run({ url: server.url, ...warmUp(target) });
+      if (warmed.completed !== warmed.streams) {
+        throw new Error(`${target} failed its warm-up: ${warmed.errors.join('; ') || `${warmed.cut} streams cut`}`);
       }
     }
     return server;

@@ -4,8 +4,8 @@
  * - one big task (10,000 and 100,000 tool calls) on one stream: heap and RSS after a full GC
  *   before and after (the finished task kept for replay), and the peaks while it runs (sampled
  *   without GC); the task's event log and artifacts are bounded, so these stay flat with size;
- * - many small finished tasks kept for replay: heap and RSS after a full GC, before and after,
- *   over the count.
+ * - many small finished tasks kept for replay, on a fresh server each repetition that served
+ *   nothing before: heap and RSS after a full GC, before and after, over the count.
  */
 import { loadavg } from 'node:os';
 import type { BenchConfig } from '../lib/config';
@@ -126,9 +126,11 @@ async function retainedTasks(target: Target, config: BenchConfig, pool: ServerPo
   const tasks = config.retainedTasks;
   const toolCalls = config.retainedTaskToolCalls;
   const reps: RetainedTasksRep[] = [];
-  await pool.retire(target);
-  const server = await pool.server(target);
   for (let rep = 0; rep < config.reps; rep++) {
+    // A server that has served nothing: the store's default cap (maxRetainedTasks, 10,000) then
+    // holds exactly the tasks measured, none evicted for a warm-up's.
+    await pool.retire(target);
+    const server = await pool.server(target, false);
     const loadAverage = loadavg()[0];
     const before = await server.memory(true);
     const result = await pool.load.run({

@@ -147,7 +147,10 @@ export class A2aJsonRpcController {
 
   /**
    * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). The pipeline is paced
-   * by this response's drain, so what waits for a slow client stays in the task's log.
+   * by this response's drain, so what waits for a slow client stays in the task's log. The
+   * headers leave with the events written in the same turn (a stream's first event, its Task or
+   * replay, is written at subscription): one write instead of two per stream; they are flushed
+   * alone only for a stream with nothing to send yet.
    */
   private sendStream(res: Response, messages: Observable<MessageEvent>): void {
     res.socket?.setNoDelay(true);
@@ -158,15 +161,19 @@ export class A2aJsonRpcController {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    res.flushHeaders();
+    let wrote = false;
     const subscription = messages.subscribe({
-      next: (message) => res.write(formatSse(message)),
+      next: (message) => {
+        wrote = true;
+        res.write(formatSse(message));
+      },
       error: (err: unknown) => {
         this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
         res.end();
       },
       complete: () => res.end(),
     });
+    if (!wrote && !res.writableEnded) res.flushHeaders();
     res.once('close', () => subscription.unsubscribe());
   }
 }

@@ -210,6 +210,8 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
 
   private settle(run: Run, reply: ReplyPayload): void {
     if (run.settled) return;
+    // Once per run, with its task id: a model that cannot be reached must show in the server log.
+    if (reply.status === 'failed') this.logger.warn(`task ${run.correlationId} failed: ${reply.error}`);
     this.publish(run, 'reply', reply);
     run.settled = true;
     if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
