@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
+import type Redis from 'ioredis';
 import { ExtensionsModule } from '../extensions/extensions.module';
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
@@ -130,6 +131,20 @@ export interface A2aModuleOptions {
    * they are cancelled (default 10000 ms). New requests are refused with 503 from the start.
    */
   drainTimeoutMs?: number;
+  /**
+   * Keep tasks in Redis instead of this process's memory: event logs (Redis Streams), snapshots,
+   * per-owner listings and conversations, readable from every instance on the same Redis. A
+   * `redis://` / `rediss://` URL (a password in the URL) or an ioredis client the application
+   * owns. Unset: the embedded in-memory store.
+   */
+  redis?: A2aRedisOptions;
+}
+
+export interface A2aRedisOptions {
+  /** A URL (the module opens and closes the connection) or a client of the application's. */
+  connection: string | Redis;
+  /** Prefix of every key and channel (default `toolstream:`); instances that share tasks share it. */
+  keyPrefix?: string;
 }
 
 export interface A2aAuthOptions {
@@ -192,6 +207,7 @@ export interface A2aConfig {
   /** The accepted credentials; both empty means authentication is off. */
   auth: Required<A2aAuthOptions>;
   drainTimeoutMs: number;
+  redis?: A2aRedisOptions;
 }
 
 export const A2A_DEFAULTS = {
@@ -263,6 +279,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     maxFrameFieldBytes: Math.max(positive(options.maxFrameFieldBytes, 'maxFrameFieldBytes') ?? A2A_DEFAULTS.maxFrameFieldBytes, MIN_FRAME_FIELD_BYTES),
     auth: resolveAuth(options.auth, env),
     drainTimeoutMs: positive(options.drainTimeoutMs, 'drainTimeoutMs') ?? A2A_DEFAULTS.drainTimeoutMs,
+    redis: resolveRedis(options.redis),
   };
 }
 
@@ -281,6 +298,28 @@ function resolveAuth(auth: A2aAuthOptions | false | undefined, env: NodeJS.Proce
     });
   }
   return { apiKeys: [...apiKeys], bearerTokens: [...bearerTokens] };
+}
+
+/** A Redis URL must be one: a typo fails at boot, naming the option, never the password. */
+function resolveRedis(redis: A2aRedisOptions | undefined): A2aRedisOptions | undefined {
+  if (redis === undefined) return undefined;
+  if (typeof redis.connection === 'string') checkRedisUrl(redis.connection, 'A2aModule option redis.connection');
+  else if (typeof redis.connection?.duplicate !== 'function') throw new Error('A2aModule option redis.connection must be a redis:// or rediss:// URL or an ioredis client');
+  return { ...redis };
+}
+
+/** Checks a `redis://` or `rediss://` URL; the error names `what` and shows the URL without its password. */
+export function checkRedisUrl(url: string, what: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
+    const shown = parsed ? `${parsed.protocol}//${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}` : 'a value that is not a URL';
+    throw new Error(`${what} must be a redis:// or rediss:// URL with a host (e.g. redis://127.0.0.1:6379), got ${shown}`);
+  }
 }
 
 /** A misconfigured number fails at boot with its name, not later with a hung stream. */

@@ -84,9 +84,9 @@ export class TaskService implements OnModuleDestroy {
     this.binding = new TaskBusBinding(bus, this.content);
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
-    this.store.close();
+    await this.store.close();
   }
 
   /**

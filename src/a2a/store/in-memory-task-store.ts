@@ -132,9 +132,10 @@ export class InMemoryTaskStore extends TaskStore {
     return { tasks: this.finished.size, bytes: this.finishedBytes };
   }
 
-  close(): void {
+  close(): Promise<void> {
     for (const timer of this.expiries.values()) clearTimeout(timer);
     this.expiries.clear();
+    return Promise.resolve();
   }
 
   private evictOldestFinished(): void {

@@ -114,6 +114,6 @@ export abstract class TaskStore {
   abstract expire(id: string, afterMs: number): void;
   /** Tasks this instance holds (running, or finished and not yet expired). */
   abstract size(): number;
-  /** Stops timers; the tasks still running are the caller's to cancel first. */
-  abstract close(): void;
+  /** Stores what is still pending and stops; the tasks still running are the caller's to cancel first. */
+  abstract close(): Promise<void>;
 }
