@@ -20,6 +20,7 @@ import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
 import { A2aDrainHealth } from './shutdown/a2a-drain.health';
+import { TaskStoreHealth } from './store/task-store.health';
 import { DrainGuard } from './shutdown/drain.guard';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 
@@ -50,6 +51,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     A2aAuthGuard,
     A2aDrainService,
     A2aDrainHealth,
+    TaskStoreHealth,
     DrainGuard,
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { HealthIndicatorService } from '@nestjs/terminus';
-import { ContributesHealth, type HealthContributor } from '../../health';
+import { ContributesHealth, type HealthContributor } from '../../health/health-contributor';
 import { A2aDrainService } from './a2a-drain.service';
 
 /** Readiness of the A2A server: down (`draining: true`) once the shutdown drain has begun. */
