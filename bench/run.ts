@@ -9,12 +9,12 @@
  * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig, type BenchConfig } from './lib/config';
 import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
-import { chart, checkTargets, markdownSummary, type BenchResults } from './lib/report';
+import { chart, checkTargets, markdownSummary, shortSummary, type BenchResults } from './lib/report';
 import type { BenchSection } from './lib/section';
 import { ServerPool } from './lib/server-pool';
 import { measureCurves } from './sections/curves';
@@ -69,6 +69,25 @@ function fdLimit(): string {
   } catch {
     return 'unknown';
   }
+}
+
+const PERFORMANCE_DOC = join(__dirname, '..', 'docs', 'performance.md');
+const SUMMARY_START = '<!-- bench:summary:start -->';
+const SUMMARY_END = '<!-- bench:summary:end -->';
+
+/** A full run refreshes the generated block of docs/performance.md (and nothing else there). */
+function updatePerformanceDoc(summary: string): boolean {
+  let doc: string;
+  try {
+    doc = readFileSync(PERFORMANCE_DOC, 'utf8');
+  } catch {
+    return false;
+  }
+  const start = doc.indexOf(SUMMARY_START);
+  const end = doc.indexOf(SUMMARY_END);
+  if (start === -1 || end < start) return false;
+  writeFileSync(PERFORMANCE_DOC, `${doc.slice(0, start)}${SUMMARY_START}\n${summary}\n${doc.slice(end)}`);
+  return true;
 }
 
 async function main(): Promise<number> {
@@ -133,7 +152,8 @@ async function main(): Promise<number> {
   const svg = chart(results);
   if (svg) writeFileSync(join(dir, 'chart.svg'), svg);
   console.log(`\n${summary}`);
-  log(`wrote results.json, RESULTS.md${svg ? ', chart.svg' : ''} in ${dir}`);
+  const doc = complete && failure === undefined && updatePerformanceDoc(shortSummary(results));
+  log(`wrote results.json, RESULTS.md${svg ? ', chart.svg' : ''} in ${dir}${doc ? ', and the summary in docs/performance.md' : ''}`);
   if (!results.validity.ok) console.error(`bench: INVALID RUN: ${results.validity.errors.join('; ')}`);
   return failure === undefined && results.validity.ok ? 0 : 1;
 }

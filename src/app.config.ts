@@ -1,3 +1,4 @@
+import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { A2aModuleOptions } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
@@ -29,10 +30,11 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
   return value;
 }
 
-export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExecutorModuleOptions {
+/** `remoteTools`: one tool per remote agent (see demo/remote-agents.ts), after the demo tools. */
+export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, remoteTools: StructuredToolInterface[] = []): ExecutorModuleOptions {
   return {
     // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.
-    tools: createDemoTools(),
+    tools: [...createDemoTools(), ...remoteTools],
     model: chatModelFromEnv(env, () => new PlannerChatModel()),
     runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
     toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),

@@ -4,7 +4,7 @@
  * Prometheus metrics after known work; the health probes.
  */
 import { randomBytes } from 'node:crypto';
-import { startBuiltServer, runCommand, type BuiltServer } from './support/built-server';
+import { buildOnce, startBuiltServer, type BuiltServer } from './support/built-server';
 import { OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver';
 import { readSse } from './support/sse';
 
@@ -50,7 +50,7 @@ describe('observability of the built server (e2e)', () => {
   let server: BuiltServer;
 
   beforeAll(async () => {
-    await runCommand('npm', ['run', 'build']);
+    await buildOnce();
     const endpoint = await receiver.start();
     server = await startBuiltServer({
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
@@ -61,9 +61,10 @@ describe('observability of the built server (e2e)', () => {
   }, 240_000);
 
   afterAll(async () => {
-    const exit = await server?.stop();
+    await server?.stop();
     await receiver.stop();
-    expect(exit?.code).toBe(0);
+    // SIGTERM flushes the SDK and exits 0.
+    expect((await server?.exited)?.code).toBe(0);
   });
 
   it('one trace from the caller: invoke_agent under its span, execute_tool and chat spans under that, error status on the failing tool', async () => {

@@ -363,3 +363,55 @@ export function chart(results: BenchResults): string | undefined {
   }
   return panels.length ? chartSvg(panels) : undefined;
 }
+
+/**
+ * The short block docs/performance.md carries (between its bench:summary markers): the targets
+ * on their worst repetition and the headline curve points, all from this run's results.json.
+ */
+export function shortSummary(results: BenchResults): string {
+  const m = results.meta;
+  const out: string[] = [
+    `From the full run of ${m.date.slice(0, 16).replace('T', ' ')} UTC (${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.reps} repetitions per figure, ` +
+      `load average ${n(m.loadAverageAtStart, 1)} → ${n(m.loadAverageAtEnd ?? NaN, 1)}; ${results.validity?.ok ? 'every stream valid' : '**an invalid run**'}). ` +
+      'Figures are median [min – max]; a target is met only on its worst repetition. All of it: [bench/RESULTS.md](../bench/RESULTS.md).',
+    '',
+  ];
+  if (results.targets?.length) {
+    out.push(table(['target', 'worst repetition', 'met'], results.targets.map((t) => [t.target, t.worst, t.met ? 'yes' : '**no**'])), '');
+  }
+  const curves = results.curves;
+  if (curves) {
+    out.push(
+      table(
+        ['tool calls per task (one stream)', 'toolstream frames/s', 'limit frames/s', 'toolstream / limit', 'toolstream / reference', 'toolstream / reference per call'],
+        curves.ratios.map((r) => {
+          const fps = (t: Target): string => {
+            const p = curves.points.find((q) => q.target === t && q.toolCalls === r.toolCalls);
+            return p?.notFinished ? 'did not finish' : sp(p?.framesPerSec);
+          };
+          const refCell = (t: Target, s: Spread): string => {
+            const p = curves.points.find((q) => q.target === t && q.toolCalls === r.toolCalls);
+            if (!p) return 'not run';
+            return p.notFinished ? `reference did not finish in ${n(p.notFinished.budgetMs / 1000)} s` : spx(s);
+          };
+          return [
+            n(r.toolCalls),
+            fps('toolstream'),
+            fps('limit'),
+            spx(r.oursOverLimit),
+            refCell('reference', r.oursOverReference),
+            refCell('reference-per-call', r.oursOverReferencePerCall),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+  const mem = results.taskMemory;
+  if (mem) {
+    for (const r of mem.bigTask) out.push(`- One task of ${n(r.toolCalls)} tool calls keeps ${sp(r.retainedHeapMiB, 1)} MiB of heap once finished (peak ${sp(r.peakHeapMiB, 1)} MiB while it runs).`);
+    for (const r of mem.retained) out.push(`- ${n(r.tasks)} finished tasks of ${n(r.toolCallsPerTask)} tool calls kept for replay: ${sp(r.heapPerTaskKiB, 1)} KiB of heap each (${r.target}).`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
@@ -62,7 +62,7 @@ export function taskStateLabel(state: TaskState): string {
  * everything), cancels it, lists it, expires it, and serves its event stream with replay.
  */
 @Injectable()
-export class TaskService implements OnModuleDestroy {
+export class TaskService {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
@@ -84,7 +84,8 @@ export class TaskService implements OnModuleDestroy {
     this.binding = new TaskBusBinding(bus, this.content);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
+  async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     await this.store.close();
   }
