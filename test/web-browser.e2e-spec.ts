@@ -238,4 +238,24 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
       await page.close();
     }
   });
+
+  it('Stop cancels the task on the server, then drops the stream: the stopped tool fails with the reason and its clock stops', async () => {
+    const proxy = await startStreamProxy(base, {});
+    proxies.push(proxy);
+    const { page, problems } = await newPage(proxy.url);
+    await ask(page, proxy.url, 'take a slow step of 8000 ms');
+    await page.waitForSelector('.tool[data-status="running"]', { timeout: 20_000 });
+    await page.click('#stop');
+    await page.waitForSelector('.tool[data-status="failed"]', { timeout: 20_000 });
+    await page.waitForSelector('#stop[hidden]', { state: 'attached' });
+    expect(proxy.requests.map((r) => r.rpcMethod).filter(Boolean)).toEqual(['SendStreamingMessage', 'CancelTask']);
+    const [card] = await cards(page);
+    expect(card).toMatchObject({ name: 'slow_task', status: 'failed' });
+    expect(card.error).toMatch(/cancel/i);
+    // Nothing ticks any more: the duration stays put.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await cards(page))[0].duration).toBe(card.duration);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });
