@@ -1,5 +1,5 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { A2aModuleOptions } from './a2a';
+import { checkRedisUrl, type A2aModuleOptions } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
@@ -15,6 +15,7 @@ export const DEMO_ENV = {
   publicUrl: 'A2A_PUBLIC_URL',
   metricsPath: 'TOOLSTREAM_METRICS_PATH',
   metricsPort: 'TOOLSTREAM_METRICS_PORT',
+  redisUrl: 'TOOLSTREAM_REDIS_URL',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -48,6 +49,7 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     publicUrl: env[DEMO_ENV.publicUrl] || undefined,
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+    redis: redisFromEnv(env),
   };
 }
 
@@ -61,4 +63,12 @@ export function metricsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Met
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${DEMO_ENV.metricsPort} must be a port number (0 to 65535), got ${JSON.stringify(portText)}`);
   }
   return { path: path === 'off' ? false : path || undefined, port };
+}
+
+/** TOOLSTREAM_REDIS_URL: tasks shared through Redis (redis:// or rediss://, a password in the URL); unset: in memory. */
+function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
+  const url = env[DEMO_ENV.redisUrl]?.trim();
+  if (!url) return undefined;
+  checkRedisUrl(url, DEMO_ENV.redisUrl);
+  return { connection: url };
 }

@@ -250,9 +250,11 @@ function applyStatus(state: TimelineState, status: StreamStatus, receivedAt: num
  * task, and the timeline is done. Returns the same state when nothing was running and it was done.
  */
 export function settleTimeline(state: TimelineState, reason: string, at: number): TimelineState {
+  // Tool times are on the producer's clock; `at` is the client's.
+  const endedAt = at - (state.clockOffsetMs ?? 0);
   let tools = state.tools;
   for (const entry of state.tools) {
-    if (entry.phase === 'running') tools = tools.set(withDuration({ ...entry, phase: 'failed', error: reason, endedAt: Math.max(at, entry.startedAt ?? at) }));
+    if (entry.phase === 'running') tools = tools.set(withDuration({ ...entry, phase: 'failed', error: reason, endedAt: Math.max(endedAt, entry.startedAt ?? endedAt) }));
   }
   if (tools === state.tools && state.done) return state;
   return { ...state, tools, done: true };
