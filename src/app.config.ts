@@ -1,5 +1,5 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import type { A2aModuleOptions } from './a2a';
+import { checkRedisUrl, type A2aModuleOptions } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
@@ -12,6 +12,7 @@ export const DEMO_ENV = {
   drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
   maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
   publicUrl: 'A2A_PUBLIC_URL',
+  redisUrl: 'TOOLSTREAM_REDIS_URL',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -45,5 +46,14 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     publicUrl: env[DEMO_ENV.publicUrl] || undefined,
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+    redis: redisFromEnv(env),
   };
+}
+
+/** TOOLSTREAM_REDIS_URL: tasks shared through Redis (redis:// or rediss://, a password in the URL); unset: in memory. */
+function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
+  const url = env[DEMO_ENV.redisUrl]?.trim();
+  if (!url) return undefined;
+  checkRedisUrl(url, DEMO_ENV.redisUrl);
+  return { connection: url };
 }

@@ -9,6 +9,8 @@ export {
   type A2aSkillOptions,
   type A2aConfig,
   type A2aAuthOptions,
+  type A2aRedisOptions,
+  checkRedisUrl,
   AUTH_ENV,
 } from './a2a.module-definition';
 export { A2aAuthService, API_KEY_HEADER } from './auth/a2a-auth.service';
@@ -27,5 +29,6 @@ export {
   type Conversation,
 } from './store/task-store';
 export { InMemoryTaskStore, type InMemoryTaskStoreOptions } from './store/in-memory-task-store';
+export { RedisTaskStore, type RedisTaskStoreOptions } from './store/redis-task-store';
 export { AgentCardService } from './agent-card.service';
 export type { CallerId } from './task-record';

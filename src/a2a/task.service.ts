@@ -67,6 +67,11 @@ export class TaskService {
   ) {
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
+    // A CancelTask that reached another instance: this one runs the task.
+    store.onCancelRequest((id, reason) => {
+      const task = this.live.get(id);
+      if (task) void this.cancel(task, reason);
+    });
   }
 
   /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
@@ -219,6 +224,12 @@ export class TaskService {
    * terminal (which may be another state, when the run finished first).
    */
   async cancel(task: TaskView, reason: string): Promise<void> {
+    if (!task.isTerminal && !this.live.has(task.id)) {
+      // Another instance writes it: ask that one, and wait (a bounded time) for the end.
+      await this.store.requestCancel(task.id, reason);
+      await Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, this.config.cancelTimeoutMs * 2).unref())]);
+      return;
+    }
     if (!task.isTerminal && !this.cancelling.has(task.id)) {
       this.cancelling.add(task.id);
       const writer = this.live.get(task.id);
@@ -233,6 +244,11 @@ export class TaskService {
       }
     }
     await task.settled;
+  }
+
+  /** Streams following the task on other instances (0 in the embedded store). */
+  followersElsewhere(id: string): Promise<number> {
+    return this.store.followersElsewhere(id);
   }
 
   /** The task's events for one stream (see followTask): replay after `after`, or a snapshot, then live. */
