@@ -1,4 +1,5 @@
-import type { A2aModuleOptions } from './a2a';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { checkRedisUrl, type A2aModuleOptions } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
@@ -11,6 +12,7 @@ export const DEMO_ENV = {
   drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
   maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
   publicUrl: 'A2A_PUBLIC_URL',
+  redisUrl: 'TOOLSTREAM_REDIS_URL',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -26,10 +28,11 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
   return value;
 }
 
-export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExecutorModuleOptions {
+/** `remoteTools`: one tool per remote agent (see demo/remote-agents.ts), after the demo tools. */
+export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, remoteTools: StructuredToolInterface[] = []): ExecutorModuleOptions {
   return {
     // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.
-    tools: createDemoTools(),
+    tools: [...createDemoTools(), ...remoteTools],
     model: chatModelFromEnv(env, () => new PlannerChatModel()),
     runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
     toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),
@@ -43,5 +46,14 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     publicUrl: env[DEMO_ENV.publicUrl] || undefined,
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+    redis: redisFromEnv(env),
   };
+}
+
+/** TOOLSTREAM_REDIS_URL: tasks shared through Redis (redis:// or rediss://, a password in the URL); unset: in memory. */
+function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
+  const url = env[DEMO_ENV.redisUrl]?.trim();
+  if (!url) return undefined;
+  checkRedisUrl(url, DEMO_ENV.redisUrl);
+  return { connection: url };
 }

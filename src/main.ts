@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { enableGracefulShutdown } from './a2a';
+import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { AppModule } from './app.module';
 
 async function bootstrap(): Promise<void> {

@@ -1,7 +1,7 @@
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
-import { manual, parallelWeatherAndClock } from './support/scripts';
-import { collect, dataOf, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
+import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
 import { startRedis, type TestRedis } from './support/redis-server';
 
 /** Kind, id and (for a task) state of each event of a JSON-RPC 1.0 stream. */
@@ -11,6 +11,12 @@ function summarise(messages: SseMessage[]): { id: number; kind: string; value: R
     const kind = Object.keys(result)[0];
     return { id: Number(message.id), kind, value: result[kind] };
   });
+}
+
+/** The run the instance's worker has started (waits for it). */
+async function waitForRun(app: ScriptedA2aApp): Promise<ScriptedRun> {
+  await eventually(() => app.worker.runs.size > 0, 5_000, 'a run');
+  return [...app.worker.runs.values()][0];
 }
 
 async function json<T>(response: Response | Promise<Response>): Promise<T> {
@@ -80,6 +86,43 @@ describe('tasks shared through Redis (e2e)', () => {
     expect(got.result.artifacts.length).toBeLessThanOrEqual(101);
     const listed = await json<{ result: { tasks: { id: string }[]; totalSize: number } }>(rpc(b.base, 'ListTasks', {}));
     expect(listed.result.tasks.map((t) => t.id)).toContain(taskId);
+  });
+
+  it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
+    const a = await instance(slowTool);
+    const b = await instance();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('slow') });
+    const stream = collect(response);
+    const run = await waitForRun(a);
+    await eventually(() => (a.record(run.id)?.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
+    const cancelled = await json<{ result: { status: { state: string } } }>(rpc(b.base, 'CancelTask', { id: run.id }));
+    expect(cancelled.result.status.state).toBe('TASK_STATE_CANCELED');
+    const events = summarise(await stream);
+    expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_CANCELED');
+    expect(JSON.stringify(events[events.length - 2].value)).toContain('"phase":"failed","error":"cancelled"');
+    expect(a.worker.cancels).toEqual([{ correlationId: run.id, reason: 'cancelled by the client' }]);
+  });
+
+  it('cancelOnDisconnect counts a client that rejoins on another instance within the grace period', async () => {
+    const a = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
+    const b = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
+    const abort = new AbortController();
+    const started = a.worker.nextRun();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await started;
+    run.progress('thinking');
+    const first: SseMessage[] = [];
+    for await (const message of readSse(response)) {
+      first.push(message);
+      if (first.length === 2) break;
+    }
+    abort.abort();
+    const rejoined = collect(await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(a.worker.cancels).toEqual([]);
+    run.reply('still here');
+    const events = summarise(await rejoined);
+    expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
   });
 
   it('a second turn on another instance gets the conversation history', async () => {

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
+import { RouterModule } from '@nestjs/core';
 import type Redis from 'ioredis';
 import { ExtensionsModule } from '../extensions/extensions.module';
 
@@ -127,7 +128,7 @@ export interface A2aModuleOptions {
    */
   auth?: A2aAuthOptions | false;
   /**
-   * On shutdown (see `enableGracefulShutdown`), how long running tasks have to finish before
+   * On shutdown by a signal (Nest's beforeApplicationShutdown), how long running tasks have to finish before
    * they are cancelled (default 10000 ms). New requests are refused with 503 from the start.
    */
   drainTimeoutMs?: number;
@@ -165,6 +166,22 @@ export interface A2aModuleExtras {
    * defaults to ExtensionsModule with tool-call-v1 alone.
    */
   extensions?: Type | DynamicModule;
+  /**
+   * Mounts every A2A route (agent card, JSON-RPC, HTTP+JSON) under this prefix, e.g. `agent`
+   * → `/agent/.well-known/agent-card.json`, `/agent/a2a`, `/agent/tasks`; the card's URLs follow.
+   * Default: the application's root (after any global prefix).
+   */
+  path?: string;
+}
+
+/** A route prefix: path segments of letters, digits, `-`, `_`, `.`, without empty ones. */
+export function checkRoutePrefix(moduleName: string, path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const trimmed = typeof path === 'string' ? path.replace(/^\/+|\/+$/g, '') : path;
+  if (typeof trimmed !== 'string' || !/^[\w.-]+(?:\/[\w.-]+)*$/.test(trimmed)) {
+    throw new Error(`${moduleName} option path must be a route prefix like "agent" or "api/agent", got ${JSON.stringify(path)}`);
+  }
+  return trimmed;
 }
 
 export const {
@@ -174,10 +191,17 @@ export const {
   ASYNC_OPTIONS_TYPE: A2A_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<A2aModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras<A2aModuleExtras>({}, (definition, extras) => ({
-    ...definition,
-    imports: [...(definition.imports ?? []), extras.extensions ?? ExtensionsModule],
-  }))
+  .setExtras<A2aModuleExtras>({}, (definition, extras) => {
+    const path = checkRoutePrefix('A2aModule', extras.path);
+    return {
+      ...definition,
+      imports: [
+        ...(definition.imports ?? []),
+        extras.extensions ?? ExtensionsModule,
+        ...(path ? [RouterModule.register([{ path, module: definition.module }])] : []),
+      ],
+    };
+  })
   .build();
 
 /** The options with every default applied: what the services read. */

@@ -140,7 +140,8 @@ export class A2aService {
     const task = await this.require(dto.id, ctx);
     if (task.isTerminal) throw taskNotCancelable(task.id, taskStateToJSON(task.state));
     await this.tasks.cancel(task, 'cancelled by the client');
-    return task.snapshot();
+    // Read again: the task may live on another instance, whose final state this copy lacks.
+    return ((await this.tasks.find(task.id, ctx.caller)) ?? task).snapshot();
   }
 
   /**
@@ -227,10 +228,13 @@ export class A2aService {
     if (!this.config.cancelOnDisconnect) return;
     response.once('close', () => {
       if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
-      const cancelUnlessRejoined = (): void => {
-        if (!task.isTerminal && task.listenerCount === 0) void this.tasks.cancel(task, 'the client disconnected');
+      // A client may rejoin on this instance or, with a shared store, on another one.
+      const cancelUnlessRejoined = async (): Promise<void> => {
+        if (task.isTerminal || task.listenerCount > 0) return;
+        if ((await this.tasks.followersElsewhere(task.id)) > 0) return;
+        await this.tasks.cancel(task, 'the client disconnected');
       };
-      const timer = setTimeout(cancelUnlessRejoined, this.config.disconnectGraceMs);
+      const timer = setTimeout(() => void cancelUnlessRejoined().catch(() => undefined), this.config.disconnectGraceMs);
       timer.unref();
       task.whenSettled(() => clearTimeout(timer));
     });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Message } from '@a2a-js/sdk';
 import { Observable } from 'rxjs';
 import { AgentBus } from '../runtime';
@@ -48,7 +48,7 @@ export interface A2aMetrics {
  * everything), cancels it, lists it, expires it, and serves its event stream with replay.
  */
 @Injectable()
-export class TaskService implements OnModuleDestroy {
+export class TaskService {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
@@ -67,9 +67,15 @@ export class TaskService implements OnModuleDestroy {
   ) {
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
+    // A CancelTask that reached another instance: this one runs the task.
+    store.onCancelRequest((id, reason) => {
+      const task = this.live.get(id);
+      if (task) void this.cancel(task, reason);
+    });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
+  async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     await this.store.close();
   }
@@ -218,6 +224,12 @@ export class TaskService implements OnModuleDestroy {
    * terminal (which may be another state, when the run finished first).
    */
   async cancel(task: TaskView, reason: string): Promise<void> {
+    if (!task.isTerminal && !this.live.has(task.id)) {
+      // Another instance writes it: ask that one, and wait (a bounded time) for the end.
+      await this.store.requestCancel(task.id, reason);
+      await Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, this.config.cancelTimeoutMs * 2).unref())]);
+      return;
+    }
     if (!task.isTerminal && !this.cancelling.has(task.id)) {
       this.cancelling.add(task.id);
       const writer = this.live.get(task.id);
@@ -232,6 +244,11 @@ export class TaskService implements OnModuleDestroy {
       }
     }
     await task.settled;
+  }
+
+  /** Streams following the task on other instances (0 in the embedded store). */
+  followersElsewhere(id: string): Promise<number> {
+    return this.store.followersElsewhere(id);
   }
 
   /** The task's events for one stream (see followTask): replay after `after`, or a snapshot, then live. */

@@ -79,7 +79,7 @@ describe('ask (non-TTY): plain lines', () => {
     const steps: Step[] = [...demoRun.slice(0, 6), { kind: 'status', state: 'failed', text: 'the model is unavailable' }];
     const url = await agentStreaming(events10(steps));
     const { code, out } = await ask(['q', '--url', url]);
-    expect(out).toContain('? weather: did not finish');
+    expect(out).toMatch(/^✗ weather \d+ ms: the model is unavailable$/m);
     expect(out.trimEnd().split('\n').pop()).toBe('✗ the task failed: the model is unavailable');
     expect(code).toBe(EXIT.taskFailed);
   });

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import type { Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
@@ -36,7 +36,7 @@ function toExecutorInput(request: SkillRequest): ExecutorInput {
  * a failing publish, run or cancel never reaches another run.
  */
 @Injectable()
-export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
+export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AgentRuntimeService.name);
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
@@ -70,7 +70,8 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  onModuleDestroy(): void {
+  /** Last in Nest's shutdown, after the A2A front's drain: whatever still runs is cancelled. */
+  onApplicationShutdown(): void {
     for (const sub of this.busSubscriptions) sub.unsubscribe();
     for (const id of [...this.runs.keys()]) this.cancel(id, 'server shutting down');
   }

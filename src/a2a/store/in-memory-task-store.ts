@@ -37,6 +37,7 @@ export class InMemoryTaskStore extends TaskStore {
   private readonly finished = new Map<string, number>();
   private finishedBytes = 0;
   private clock = 0;
+  private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
 
   constructor(private readonly options: InMemoryTaskStoreOptions) {
@@ -106,6 +107,19 @@ export class InMemoryTaskStore extends TaskStore {
           ],
     );
     return Promise.resolve({ tasks: tasks.length, turns });
+  }
+
+  requestCancel(id: string, reason: string): Promise<void> {
+    this.cancelHandler?.(id, reason);
+    return Promise.resolve();
+  }
+
+  followersElsewhere(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  onCancelRequest(handler: (id: string, reason: string) => void): void {
+    this.cancelHandler = handler;
   }
 
   expire(id: string, afterMs: number): void {

@@ -18,6 +18,9 @@ export interface RedisTaskStoreOptions {
   ownsConnection?: boolean;
 }
 
+/** How long a follower count outlives its last change (a dead instance's count goes away). */
+const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
+
 /** Events a follower reads per XRANGE. */
 const READ_BATCH = 512;
 
@@ -67,6 +70,7 @@ export class RedisTaskStore extends TaskStore {
   private readonly watchers = new Map<string, Set<RedisTaskReplica>>();
   /** Expiries on their way to Redis (close waits for them). */
   private readonly pendingWork = new Set<Promise<void>>();
+  private cancelHandler?: (id: string, reason: string) => void;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -75,13 +79,38 @@ export class RedisTaskStore extends TaskStore {
     this.subscriber = options.redis.duplicate();
     this.subscriber.on('error', (err: Error) => this.logger.warn(`Redis subscriber: ${err.message}`));
     this.subscriber.on('message', (channel: string, message: string) => this.notify(channel, message));
+    this.subscriber.subscribe(this.key('channel', 'cancel')).catch((err: unknown) => this.logger.warn(`subscribing to cancel requests failed: ${String(err)}`));
+  }
+
+  async requestCancel(id: string, reason: string): Promise<void> {
+    await unavailableIfDown(() => this.redis.publish(this.key('channel', 'cancel'), JSON.stringify({ id, reason })));
+  }
+
+  onCancelRequest(handler: (id: string, reason: string) => void): void {
+    this.cancelHandler = handler;
+  }
+
+  async followersElsewhere(id: string): Promise<number> {
+    return Number((await this.redis.get(this.key('followers', id))) ?? 0);
+  }
+
+  /** A replica's stream began (+1) or ended (-1): counted in Redis for the task's writer. */
+  countFollower(id: string, delta: 1 | -1): void {
+    const key = this.key('followers', id);
+    // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
+    this.redis
+      .multi()
+      .incrby(key, delta)
+      .pexpire(key, FOLLOWER_COUNT_TTL_MS)
+      .exec()
+      .catch(() => undefined);
   }
 
   get redis(): Redis {
     return this.options.redis;
   }
 
-  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel', ...parts: string[]): string {
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers', ...parts: string[]): string {
     return `${this.prefix}${kind}:${parts.join(':')}`;
   }
 
@@ -130,6 +159,11 @@ export class RedisTaskStore extends TaskStore {
     entry.record = record;
     this.written.set(init.id, entry);
     return record;
+  }
+
+  /** A task this instance writes, as it is now (tests, metrics). */
+  record(id: string): TaskRecord | undefined {
+    return this.written.get(id)?.record;
   }
 
   private async getTask(id: string): Promise<TaskView | undefined> {
@@ -266,6 +300,11 @@ export class RedisTaskStore extends TaskStore {
   }
 
   private notify(channel: string, message: string): void {
+    if (channel === this.key('channel', 'cancel')) {
+      const request = parseCancel(message);
+      if (request && this.written.has(request.id)) this.cancelHandler?.(request.id, request.reason);
+      return;
+    }
     const [seq, state] = message.split(' ');
     for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state));
   }
@@ -391,9 +430,13 @@ export class RedisTaskReplica implements TaskView {
   follow(listener: TaskListener): () => void {
     this.listeners.add(listener);
     this.store.watch(this);
+    this.store.countFollower(this.id, 1);
     void this.pump(listener);
+    let counted = true;
     return () => {
       this.listeners.delete(listener);
+      if (counted) this.store.countFollower(this.id, -1);
+      counted = false;
       this.release();
     };
   }
@@ -469,6 +512,16 @@ async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
     if (isKnownError(err)) throw err;
     throw serviceUnavailable(`The task store (Redis) is unreachable: ${err instanceof Error ? err.message : String(err)}`, REDIS_RETRY_AFTER_S);
   }
+}
+
+function parseCancel(message: string): { id: string; reason: string } | undefined {
+  try {
+    const parsed = JSON.parse(message) as { id?: unknown; reason?: unknown };
+    if (typeof parsed.id === 'string') return { id: parsed.id, reason: typeof parsed.reason === 'string' ? parsed.reason : 'cancelled' };
+  } catch {
+    // not ours: ignored below
+  }
+  return undefined;
 }
 
 function ownerKey(owner: CallerId): string {

@@ -110,6 +110,15 @@ export abstract class TaskStore {
   abstract list(owner: CallerId, query: ListTasksQuery): Promise<TaskPage>;
   /** The conversation `contextId` as `owner` sees it (another caller's turns never join it). */
   abstract conversation(contextId: string, owner: CallerId): Promise<Conversation>;
+  /**
+   * Asks the instance that writes the task to cancel its run (another instance, in a shared
+   * store); that instance's `onCancelRequest` handler gets it.
+   */
+  abstract requestCancel(id: string, reason: string): Promise<void>;
+  /** Streams following the task through other instances (what a disconnect grace counts as a rejoin). */
+  abstract followersElsewhere(id: string): Promise<number>;
+  /** Registers the handler of cancel requests for tasks this instance writes. */
+  abstract onCancelRequest(handler: (id: string, reason: string) => void): void;
   /** Forgets a terminal task after `afterMs` (its events, snapshot, listing and turn). */
   abstract expire(id: string, afterMs: number): void;
   /** Tasks this instance holds (running, or finished and not yet expired). */
