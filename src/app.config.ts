@@ -4,6 +4,7 @@ import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
 import { chatModelFromEnv } from './executor/models/chat-model-from-env';
+import type { MetricsModuleOptions } from './metrics';
 
 /** The demo app's settings from the environment, read at boot; a bad value fails it, naming the variable. */
 export const DEMO_ENV = {
@@ -12,6 +13,8 @@ export const DEMO_ENV = {
   drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
   maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
   publicUrl: 'A2A_PUBLIC_URL',
+  metricsPath: 'TOOLSTREAM_METRICS_PATH',
+  metricsPort: 'TOOLSTREAM_METRICS_PORT',
   redisUrl: 'TOOLSTREAM_REDIS_URL',
 } as const;
 
@@ -48,6 +51,18 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
     redis: redisFromEnv(env),
   };
+}
+
+/** `TOOLSTREAM_METRICS_PATH`: the path (default /metrics) or `off`; `TOOLSTREAM_METRICS_PORT`: a port of its own. */
+export function metricsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): MetricsModuleOptions {
+  const path = env[DEMO_ENV.metricsPath]?.trim();
+  const portText = env[DEMO_ENV.metricsPort]?.trim();
+  let port: number | undefined;
+  if (portText) {
+    port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${DEMO_ENV.metricsPort} must be a port number (0 to 65535), got ${JSON.stringify(portText)}`);
+  }
+  return { path: path === 'off' ? false : path || undefined, port };
 }
 
 /** TOOLSTREAM_REDIS_URL: tasks shared through Redis (redis:// or rediss://, a password in the URL); unset: in memory. */

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { A2aModule, type A2aModuleOptions } from './a2a';
-import { a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
+import { a2aOptionsFromEnv, executorOptionsFromEnv, metricsOptionsFromEnv } from './app.config';
 import { loadRemoteAgents } from './demo/remote-agents';
 import { createDemoTools } from './demo/tools/demo-tools';
 import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions/extensions.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 
@@ -56,6 +57,7 @@ const remoteAgents = () => loadRemoteAgents(process.env, createDemoTools().map((
       useFactory: async () => ({ ...a2aOptionsFromEnv(), card: { ...card, skills: [...(card.skills ?? []), ...(await remoteAgents()).skills] } }),
     }),
     HealthModule,
+    MetricsModule.forRootAsync({ useFactory: () => metricsOptionsFromEnv() }),
     WebModule.forRoot({}),
   ],
 })

@@ -3,13 +3,19 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { AppModule } from './app.module';
+import { startTracingFromEnv } from './otel-sdk';
 
 async function bootstrap(): Promise<void> {
+  // Before the app is built, so every span of the app reaches it.
+  const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
   // closes the connections still open once the drain is over.
   const app = await NestFactory.create(AppModule, { bodyParser: false, forceCloseConnections: true });
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
-  enableGracefulShutdown(app);
+  enableGracefulShutdown(app, {
+    // The spans of the last tasks leave before the process does.
+    exit: (code) => void (stopTracing?.() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(code)),
+  });
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');

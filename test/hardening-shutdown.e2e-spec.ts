@@ -47,7 +47,7 @@ async function expectRefused(base: string): Promise<void> {
   expect(await listed.json()).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } });
   const health = await fetch(`${base}/healthz`);
   expect(health.status).toBe(503);
-  expect(await health.json()).toEqual({ status: 'draining' });
+  expect(await health.json()).toMatchObject({ status: 'error', error: { a2a: { status: 'down', draining: true } } });
 }
 
 describe('graceful shutdown of the built server (e2e)', () => {

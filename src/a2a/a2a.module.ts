@@ -19,6 +19,8 @@ import { createTaskStore } from './store/create-task-store';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
+import { A2aDrainHealth } from './shutdown/a2a-drain.health';
+import { TaskStoreHealth } from './store/task-store.health';
 import { DrainGuard } from './shutdown/drain.guard';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 
@@ -48,6 +50,8 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     A2aAuthService,
     A2aAuthGuard,
     A2aDrainService,
+    A2aDrainHealth,
+    TaskStoreHealth,
     DrainGuard,
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },

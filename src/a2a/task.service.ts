@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Message } from '@a2a-js/sdk';
+import { TaskState, type Message } from '@a2a-js/sdk';
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
 import { AgentBus } from '../runtime';
+import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { invalidParams, tooManyLiveTasks } from './a2a-errors';
@@ -23,6 +25,8 @@ export interface StartTaskInput {
   text: string;
   caller: CallerId;
   metadata?: Record<string, unknown>;
+  /** The caller's trace context: the task's `invoke_agent` span continues it. */
+  traceContext?: Context;
 }
 
 /** Seconds a client refused for too many live tasks is told to wait (Retry-After). */
@@ -38,8 +42,18 @@ export interface A2aMetrics {
   topicSubscriptions: number;
   /** Event streams open to clients. */
   openStreams: number;
-  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded). */
+  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded); only grows. */
   rejectedFrames: number;
+  /** Tool frames from the bus accepted into tasks; only grows. */
+  frames: number;
+  /** Tasks written here that reached each terminal state (`completed`, `failed`, `canceled`, `rejected`); only grows. */
+  finishedTasks: Record<string, number>;
+}
+
+/** `TASK_STATE_COMPLETED` → `completed`: the label of a terminal state in metrics. */
+export function taskStateLabel(state: TaskState): string {
+  const name = TaskState[state] as string | undefined;
+  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown';
 }
 
 /**
@@ -59,6 +73,7 @@ export class TaskService {
   private readonly streams = { open: 0 };
   private readonly content: TaskContentGuard;
   private readonly binding: TaskBusBinding;
+  private readonly finishedTasks: Record<string, number> = {};
 
   constructor(
     private readonly bus: AgentBus,
@@ -85,8 +100,8 @@ export class TaskService {
    * in-process run may answer synchronously).
    */
   async start(input: StartTaskInput): Promise<WrittenTask> {
-    const { task, admitted, conversation } = await this.admitAndCreate(input);
-    this.dispatch(task, admitted, conversation);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
+    this.dispatch(task, admitted, conversation, runContext);
     return task;
   }
 
@@ -99,9 +114,9 @@ export class TaskService {
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
   ): Promise<{ task: WrittenTask; events: Observable<TaskEvent>; release: () => void }> {
-    const { task, admitted, conversation } = await this.admitAndCreate(input);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
-    this.dispatch(task, admitted, conversation);
+    this.dispatch(task, admitted, conversation, runContext);
     const events = new Observable<TaskEvent>((subscriber) => {
       const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
       release();
@@ -133,7 +148,9 @@ export class TaskService {
    * Admission and creation as one step for the live-task limits: a task counts against them
    * from its admission on, so concurrent requests cannot all slip past the check.
    */
-  private async admitAndCreate(input: StartTaskInput): Promise<{ task: WrittenTask; admitted: StartTaskInput; conversation: Conversation }> {
+  private async admitAndCreate(
+    input: StartTaskInput,
+  ): Promise<{ task: WrittenTask; runContext: Context; admitted: StartTaskInput; conversation: Conversation }> {
     if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
       throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
     }
@@ -145,8 +162,9 @@ export class TaskService {
     let task: WrittenTask | undefined;
     try {
       const { admitted, conversation } = await this.admit(input);
-      task = await this.create(admitted);
-      return { task, admitted, conversation };
+      const created = await this.create(admitted);
+      task = created.task;
+      return { ...created, admitted, conversation };
     } finally {
       this.admitting -= 1;
       if (!task) this.countLive(input.caller, -1);
@@ -159,7 +177,8 @@ export class TaskService {
     else this.livePerCaller.delete(caller);
   }
 
-  private async create(input: StartTaskInput): Promise<WrittenTask> {
+  /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
+  private async create(input: StartTaskInput): Promise<{ task: WrittenTask; runContext: Context }> {
     const id = randomUUID();
     const contextId = input.message.contextId || randomUUID();
     const task = await this.store.create({
@@ -170,6 +189,8 @@ export class TaskService {
       text: input.text,
     });
     this.live.set(id, task);
+    const parent = input.traceContext ?? otelContext.active();
+    const span = this.startTaskSpan(task, parent);
     const subscription = this.binding.bind(id, task);
     // A run that never answers must not hold the task and its streams forever.
     const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
@@ -180,9 +201,12 @@ export class TaskService {
       this.live.delete(id);
       this.countLive(input.caller, -1);
       this.cancelling.delete(id);
+      const state = taskStateLabel(task.state);
+      this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
       this.store.expire(id, this.config.taskTtlMs);
+      endTaskSpan(span, task);
     });
-    return task;
+    return { task, runContext: trace.setSpan(parent, span) };
   }
 
   /** The run deadline passed: the task fails at once, and the run is asked to stop. */
@@ -196,9 +220,29 @@ export class TaskService {
     }
   }
 
-  private dispatch(task: WrittenTask, input: StartTaskInput, conversation: Conversation): void {
+  /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
+  private startTaskSpan(task: TaskView, parent: Context): Span {
+    const span = toolstreamTracer().startSpan(invokeAgentSpanName(this.config.card.name), { kind: SpanKind.INTERNAL }, parent);
+    if (span.isRecording()) {
+      span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.invokeAgent);
+      span.setAttribute(GEN_AI.agentName, this.config.card.name);
+      span.setAttribute(GEN_AI.conversationId, task.contextId);
+      span.setAttribute(A2A_TASK_ID, task.id);
+    }
+    return span;
+  }
+
+  private dispatch(task: WrittenTask, input: StartTaskInput, conversation: Conversation, runContext: Context): void {
     try {
-      this.bus.publishRequest({ correlationId: task.id, message: input.text, history: conversation.turns, contextId: task.contextId, metadata: input.metadata });
+      this.bus.publishRequest({
+        correlationId: task.id,
+        message: input.text,
+        history: conversation.turns,
+        contextId: task.contextId,
+        metadata: input.metadata,
+        // The run continues the task's span, in whichever process it runs.
+        trace: traceCarrier(runContext),
+      });
     } catch (err) {
       task.fail(`the run could not be dispatched: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -268,6 +312,21 @@ export class TaskService {
       topicSubscriptions: this.binding.boundTasks * TOPICS_PER_TASK,
       openStreams: this.streams.open,
       rejectedFrames: this.binding.rejectedFrames,
+      frames: this.binding.acceptedFrames,
+      finishedTasks: { ...this.finishedTasks },
     };
   }
+}
+
+/** Ends a task's span with its terminal state; a failed task's span has error status and its message. */
+function endTaskSpan(span: Span, task: TaskView): void {
+  if (span.isRecording()) {
+    span.setAttribute(A2A_TASK_STATE, TaskState[task.state] ?? String(task.state));
+    if (task.state === TaskState.TASK_STATE_FAILED || task.state === TaskState.TASK_STATE_REJECTED) {
+      const part = task.snapshot({ historyLength: 0 }).status?.message?.parts[0]?.content;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: part?.$case === 'text' ? part.value : taskStateLabel(task.state) });
+      span.setAttribute(GEN_AI.errorType, taskStateLabel(task.state));
+    }
+  }
+  span.end();
 }

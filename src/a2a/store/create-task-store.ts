@@ -11,5 +11,6 @@ export function createTaskStore(config: A2aConfig): TaskStore {
   const owned = typeof connection === 'string';
   // A request must not wait long for a Redis that is down: one retry, and a time limit per command.
   const redis = owned ? new Redis(connection, { maxRetriesPerRequest: 1, commandTimeout: 5_000 }) : connection;
-  return new RedisTaskStore({ ...config, redis, keyPrefix, ownsConnection: owned });
+  // A running task's keys outlive its deadline, then expire: an instance that dies leaves nothing for good.
+  return new RedisTaskStore({ ...config, redis, keyPrefix, ownsConnection: owned, runningTtlMs: config.runDeadlineMs + config.taskTtlMs });
 }

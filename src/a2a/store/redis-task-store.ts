@@ -14,12 +14,19 @@ export interface RedisTaskStoreOptions {
   keyPrefix?: string;
   maxEventsPerTask: number;
   maxFinishedToolsPerTask: number;
+  /**
+   * How long a running task's keys live in Redis without an append (default 24 h): the keys of a
+   * task whose instance died go away on their own. A finished task's keys live taskTtlMs.
+   */
+  runningTtlMs?: number;
   /** Close `redis` with the store (it was opened for it). */
   ownsConnection?: boolean;
 }
 
 /** How long a follower count outlives its last change (a dead instance's count goes away). */
 const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
+
+const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
 
 /** Events a follower reads per XRANGE. */
 const READ_BATCH = 512;
@@ -28,14 +35,17 @@ const READ_BATCH = 512;
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
  * head, snapshot and listing in the same step; then tells followers (PUBLISH the last seq).
  * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
- * snapshot, answer ('' = none), channel, owner index member, then (seq, flags, json) per event.
+ * snapshot, answer ('' = none), channel, owner index member, time to live while running, then
+ * (seq, flags, json) per event.
  */
 const APPEND_SCRIPT = `
 if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then return 0 end
-for i = 10, #ARGV, 3 do
+for i = 11, #ARGV, 3 do
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', ARGV[5], 'snapshot', ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+redis.call('PEXPIRE', KEYS[2], ARGV[10])
 if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
 redis.call('PUBLISH', ARGV[8], ARGV[5] .. ' ' .. ARGV[3])
@@ -147,6 +157,7 @@ export class RedisTaskStore extends TaskStore {
         statusTime: String(statusTime),
         lastSeq: '0',
       })
+      .pexpire(this.key('task', init.id), this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS)
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
@@ -331,6 +342,7 @@ export class RedisTaskStore extends TaskStore {
       task.answerText ?? '',
       this.key('channel', task.id),
       task.id,
+      this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
     ];
     for (const event of batch) args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
     try {
