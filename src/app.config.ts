@@ -16,6 +16,7 @@ export const DEMO_ENV = {
   metricsPath: 'TOOLSTREAM_METRICS_PATH',
   metricsPort: 'TOOLSTREAM_METRICS_PORT',
   redisUrl: 'TOOLSTREAM_REDIS_URL',
+  offlinePieceDelayMs: 'TOOLSTREAM_OFFLINE_PIECE_DELAY_MS',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -28,6 +29,14 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
   if (!raw) return fallback;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function nonNegativeInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new Error(`${name} must be a whole number (0 or more), got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -45,7 +54,9 @@ export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, rem
   return {
     // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.
     tools: [...createDemoTools(), ...remoteTools],
-    model: chatModelFromEnv(env, () => new PlannerChatModel()),
+    // The offline planner streams its answer in pieces paced like a hosted model; tests that send
+    // thousands of requests set the pause to 0.
+    model: chatModelFromEnv(env, () => new PlannerChatModel({ pieceDelayMs: nonNegativeInteger(env, DEMO_ENV.offlinePieceDelayMs) })),
     runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
     toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),
   };

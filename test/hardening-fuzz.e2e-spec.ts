@@ -261,6 +261,8 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
     guards.install();
     process.env.TOOLSTREAM_API_KEYS = KEY;
     process.env.TOOLSTREAM_RUN_TIMEOUT_MS = '5000';
+    // Thousands of calls: the offline planner answers without pausing between its answer's pieces.
+    process.env.TOOLSTREAM_OFFLINE_PIECE_DELAY_MS = '0';
     delete process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_BASE_URL;
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
@@ -388,7 +390,7 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
       }),
       { seed: SEED, numRuns: FUZZ_RUNS.jsonRpc },
     );
-  });
+  }, 180_000);
 
   it(`HTTP+JSON: ${FUZZ_RUNS.rest} requests on every route, always a StreamResponse, a Task or a google.rpc.Status`, async () => {
     await fc.assert(
@@ -420,7 +422,7 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
       }),
       { seed: SEED + 1, numRuns: FUZZ_RUNS.rest },
     );
-  });
+  }, 180_000);
 
   it(`garbage: ${FUZZ_RUNS.garbage} malformed bodies on both bindings, answered in each binding's error shape`, async () => {
     await fc.assert(

@@ -8,6 +8,8 @@ import { describeTools, parseToolRequest, summarizeOutcomes, type PlannedCall, t
 export interface OfflineToolModelOptions {
   /** Simulated model latency per turn, in ms (0 by default). */
   latencyMs?: number;
+  /** Pause between the pieces a reply streams in, in ms (OFFLINE_PIECE_DELAY_MS by default; 0: no pause). */
+  pieceDelayMs?: number;
 }
 
 /**
@@ -24,6 +26,7 @@ export class OfflineToolModel extends OfflineChatModel {
   constructor(options: OfflineToolModelOptions = {}) {
     super({});
     this.latencyMs = options.latencyMs ?? 0;
+    if (options.pieceDelayMs !== undefined) this.pieceDelayMs = options.pieceDelayMs;
   }
 
   static override lc_name(): string {
