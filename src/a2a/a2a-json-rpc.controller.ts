@@ -186,7 +186,12 @@ function readCall(body: unknown): JsonRpcCall {
   return { id, method, params };
 }
 
+/**
+ * Whether a hint names the other version: only for that version's real method names. The SDK's
+ * lookups use `in`, which also answers for names every object inherits (`toString`, `__proto__`).
+ */
 function versionHint(method: string, ctx: A2aCallContext): string {
+  if (method in Object.prototype) return '';
   if (ctx.version === '0.3' && isV1JsonRpcMethod(method)) return 'an A2A 1.0 method: send the header A2A-Version: 1.0';
   if (ctx.version === '1.0' && isLegacyJsonRpcMethod(method)) return 'an A2A 0.3 method: send A2A-Version: 0.3, or no A2A-Version';
   return '';

@@ -15,6 +15,7 @@ import { TaskService } from './task.service';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
+import { ClientStreams } from './streams/client-streams';
 import { DrainGuard } from './shutdown/drain.guard';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 
@@ -40,6 +41,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     A2aAuthGuard,
     A2aDrainService,
     DrainGuard,
+    ClientStreams,
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },
   ],

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
 import type { Message, TaskState } from '@a2a-js/sdk';
 import { Observable, map, merge, type Subscription } from 'rxjs';
 import { validateToolCallFrame } from '../extensions';
 import { AgentBus, type ChatTurn, type TaskTopicPayloads } from '../runtime';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { invalidParams } from './a2a-errors';
+import { echo, invalidParams } from './a2a-errors';
 import { TaskEvent } from './task-event';
 import { TaskRecord, type CallerId, type TaskListener } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
+import { ClientStreams } from './streams/client-streams';
 
 export interface StartTaskInput {
   /** The user's message (its taskId and contextId are stamped here). */
@@ -74,6 +75,8 @@ export interface A2aMetrics {
   openStreams: number;
   /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded). */
   rejectedFrames: number;
+  /** Streams closed because their client stopped reading (stalledStreamTimeoutMs); a count since start. */
+  stalledStreamsClosed: number;
 }
 
 type TopicMessage = { [K in keyof TaskTopicPayloads]: { kind: K; payload: TaskTopicPayloads[K] } }[keyof TaskTopicPayloads];
@@ -100,6 +103,7 @@ export class TaskService implements OnModuleDestroy {
   constructor(
     private readonly bus: AgentBus,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
+    @Optional() private readonly clientStreams?: ClientStreams,
   ) {
     this.content = new TaskContentGuard(config);
   }
@@ -154,7 +158,7 @@ export class TaskService implements OnModuleDestroy {
       throw invalidParams([
         {
           field: 'message.contextId',
-          description: `conversation ${contextId} already holds ${held} messages, the limit (maxHistoryLength); start a new conversation (send no contextId)`,
+          description: `conversation ${echo(contextId ?? '')} already holds ${held} messages, the limit (maxHistoryLength); start a new conversation (send no contextId)`,
         },
       ]);
     }
@@ -320,6 +324,7 @@ export class TaskService implements OnModuleDestroy {
       topicSubscriptions: this.boundTasks * TOPICS_PER_TASK,
       openStreams: this.openStreams,
       rejectedFrames: this.rejectedFrames,
+      stalledStreamsClosed: this.clientStreams?.stalledStreamsClosed ?? 0,
     };
   }
 
