@@ -1,43 +1,86 @@
 /**
  * `node -r ts-node/register/transpile-only bench/profile-summary.ts <file.cpuprofile> [top]`
  *
- * Prints the functions with the most self time in a V8 CPU profile (as written by
- * `npm run bench -- --profile`), grouped by function and file, to find the hot spots.
+ * Summarises a V8 CPU profile (as bench/profile.ts writes them): where the sampled time went
+ * by area (each src/ module, each package, Node's internals, GC) and the functions with the
+ * most self time. Prints markdown.
  */
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
+  children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
 }
 
-function main(): void {
-  const [file, topArg] = process.argv.slice(2);
-  if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+/** Where a function lives: a src/ module, a package, Node's internals, or V8's own entries. */
+function area(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1];
+  const local = /\/(src|bench)\/([^/]+)/.exec(url);
+  if (local) return `${local[1]}/${local[2].replace(/\.ts$/, '')}`;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0] === 'internal' ? 'internal' : url.slice(5)}`;
+  return url;
+}
+
+function where(url: string): string {
+  return url.replace(/^.*node_modules\//, '~/').replace(/^.*\/(src|bench)\//, '$1/');
+}
+
+function pct(part: number, total: number): string {
+  return `${((100 * part) / total).toFixed(1)} %`;
+}
+
+/** The profile's self time by area and by function, as markdown tables. */
+export function summariseProfile(profile: CpuProfile, top = 30): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const selfUs = new Map<string, number>();
-  let totalUs = 0;
+  const selfByFn = new Map<string, number>();
+  const selfByArea = new Map<string, number>();
+  let total = 0;
+  let idle = 0;
   profile.samples.forEach((id, i) => {
     const node = byId.get(id);
     const dt = profile.timeDeltas[i] ?? 0;
     if (!node) return;
     const { functionName, url, lineNumber } = node.callFrame;
-    const where = url.replace(/^.*node_modules\//, '~/').replace(/^.*\/(src|bench)\//, '$1/');
-    const key = `${functionName || '(anonymous)'}  ${where}:${lineNumber + 1}`;
-    selfUs.set(key, (selfUs.get(key) ?? 0) + dt);
-    totalUs += dt;
+    if (functionName === '(idle)') {
+      idle += dt;
+      return;
+    }
+    total += dt;
+    const fn = `${functionName || '(anonymous)'} ${url ? `${where(url)}:${lineNumber + 1}` : ''}`.trim();
+    selfByFn.set(fn, (selfByFn.get(fn) ?? 0) + dt);
+    const a = area(url, functionName);
+    selfByArea.set(a, (selfByArea.get(a) ?? 0) + dt);
   });
-  const top = [...selfUs.entries()].sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 40));
-  console.log(`total ${(totalUs / 1000).toFixed(0)} ms sampled`);
-  for (const [key, us] of top) console.log(`${((100 * us) / totalUs).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(1).padStart(8)} ms  ${key}`);
+  const rows = (m: Map<string, number>, limit: number): string[] =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([k, us]) => `| ${k.replace(/\|/g, '\\|')} | ${(us / 1000).toFixed(1)} | ${pct(us, total)} |`);
+  return [
+    `${(total / 1000).toFixed(0)} ms of CPU sampled (${(idle / 1000).toFixed(0)} ms idle left out).`,
+    '',
+    '| area (self time) | ms | share |',
+    '| --- | --- | --- |',
+    ...rows(selfByArea, 25),
+    '',
+    '| function (self time) | ms | share |',
+    '| --- | --- | --- |',
+    ...rows(selfByFn, top),
+    '',
+  ].join('\n');
 }
 
-main();
+if (require.main === module) {
+  const [file, topArg] = process.argv.slice(2);
+  if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
+  console.log(summariseProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(topArg ?? 30)));
+}

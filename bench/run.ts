@@ -1,41 +1,66 @@
 /**
- * `npm run bench [-- --quick] [--only=pipeline,side,idle,executor] [--profile]`
+ * `npm run bench [-- --quick] [--only=<section>,…]`
  *
- * Runs every section, prints a table, and writes bench/results.json, bench/RESULTS.md and
- * bench/chart.svg. Servers and load each run in a child process of their own, on loopback.
- * With --profile, toolstream's server processes write V8 CPU profiles to bench/.work/profiles
- * (read them with bench/profile-summary.ts).
+ * Runs every section (or those named), prints the report, and writes results.json (every
+ * repetition of every figure), RESULTS.md and chart.svg: in bench/ for a full run of every
+ * section, in bench/.work/quick or bench/.work/partial otherwise. Servers and load each run
+ * in a child process of their own, on loopback. Exits non-zero when any load stream failed,
+ * saw an invalid frame or the wrong number of frames (the report says which), or a section threw.
+ * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { benchConfig } from './lib/config';
+import { benchConfig, type BenchConfig } from './lib/config';
 import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
 import { chart, checkTargets, markdownSummary, type BenchResults } from './lib/report';
+import type { BenchSection } from './lib/section';
 import { ServerPool } from './lib/server-pool';
+import { measureCurves } from './sections/curves';
+import { measureEmptyTask } from './sections/empty-task';
 import { measureIdleMemory } from './sections/idle-memory';
-import { measurePipelineCost } from './sections/pipeline-cost';
 import { measureSideBySide } from './sections/side-by-side';
+import { measureTaskMemory } from './sections/task-memory';
 
-const SECTIONS = ['pipeline', 'side', 'idle', 'executor'] as const;
-type Section = (typeof SECTIONS)[number];
+/** Sections other parts of the project contribute (bench/lib/section.ts), run after the built-in ones. */
+const EXTRA_SECTIONS: readonly BenchSection[] = [];
 
-function parseArgs(argv: string[]): { quick: boolean; profile: boolean; sections: Section[] } {
+type Log = (line: string) => void;
+type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, log: Log) => Promise<void>;
+
+/** The built-in sections, in the order they run. */
+const BUILTIN: ReadonlyArray<[string, Builtin]> = [
+  ['empty', async (c, p, r, l) => void (r.emptyTask = await measureEmptyTask(c, p, l))],
+  ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, l))],
+  ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, l))],
+  ['idle', async (c, p, r, l) => void (r.idleMemory = await measureIdleMemory(c, p, l))],
+  ['memory', async (c, p, r, l) => void (r.taskMemory = await measureTaskMemory(c, p, ['toolstream'], l))],
+  [
+    'executor',
+    async (c, p, r, l) => {
+      await p.stopAll();
+      l('executor overhead (in a fresh process)');
+      r.executorOverhead = await measureExecutorOverheadInChild(c);
+    },
+  ],
+];
+
+const SECTIONS = [...BUILTIN.map(([name]) => name), ...EXTRA_SECTIONS.map((s) => s.name)];
+
+function parseArgs(argv: string[]): { quick: boolean; sections: string[] } {
   let quick = false;
-  let profile = false;
-  let sections: Section[] = [...SECTIONS];
+  let sections = [...SECTIONS];
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
-    else if (arg === '--profile') profile = true;
     else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
-      const unknown = wanted.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+      const unknown = wanted.filter((s) => !SECTIONS.includes(s));
       if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}`);
-      sections = wanted as Section[];
-    } else throw new Error(`unknown argument ${arg}; use --quick, --profile, --only=${SECTIONS.join(',')}`);
+      sections = wanted;
+    } else throw new Error(`unknown argument ${arg}; use --quick, --only=${SECTIONS.join(',')}`);
   }
-  return { quick, profile, sections };
+  return { quick, sections };
 }
 
 function fdLimit(): string {
@@ -46,26 +71,11 @@ function fdLimit(): string {
   }
 }
 
-const README = join(__dirname, '..', 'README.md');
-const README_START = '<!-- bench:results:start -->';
-const README_END = '<!-- bench:results:end -->';
-
-/** A full run of every section refreshes the figures in the README's Performance section. */
-function updateReadme(summary: string): boolean {
-  const readme = readFileSync(README, 'utf8');
-  const start = readme.indexOf(README_START);
-  const end = readme.indexOf(README_END);
-  if (start === -1 || end < start) return false;
-  const body = `${README_START}\n${summary.replace(/^### /gm, '#### ')}\n${README_END}`;
-  writeFileSync(README, readme.slice(0, start) + body + readme.slice(end + README_END.length));
-  return true;
-}
-
-async function main(): Promise<void> {
-  const { quick, profile, sections } = parseArgs(process.argv.slice(2));
+async function main(): Promise<number> {
+  const { quick, sections } = parseArgs(process.argv.slice(2));
   const config = benchConfig(quick);
   const started = Date.now();
-  const log = (line: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const log: Log = (line) => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
   const results: BenchResults = {
     meta: {
       date: new Date().toISOString(),
@@ -76,39 +86,62 @@ async function main(): Promise<void> {
       reps: config.reps,
       fdLimit: fdLimit(),
       loadAverageAtStart: loadavg()[0],
+      sections: [],
     },
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load, profile ? join(__dirname, '.work', 'profiles') : undefined);
+  const pool = new ServerPool(load);
+  let failure: unknown;
+  const timed = async (name: string, body: () => Promise<void>): Promise<void> => {
+    const t0 = Date.now();
+    const loadAverageAtStart = loadavg()[0];
+    log(`section ${name} (load average ${loadAverageAtStart.toFixed(1)})`);
+    await body();
+    results.meta.sections.push({ name, durationS: Math.round((Date.now() - t0) / 1000), loadAverageAtStart, loadAverageAtEnd: loadavg()[0] });
+  };
   try {
-    if (sections.includes('pipeline')) results.pipelineCost = await measurePipelineCost(config, pool, log);
-    if (sections.includes('side')) results.sideBySide = await measureSideBySide(config, pool, log);
-    if (sections.includes('idle')) results.idleMemory = await measureIdleMemory(config, pool, log);
-    await pool.stopAll();
-    if (sections.includes('executor')) {
-      log('executor overhead (in a fresh process)');
-      results.executorOverhead = await measureExecutorOverheadInChild(config);
+    for (const [name, measure] of BUILTIN) {
+      if (sections.includes(name)) await timed(name, () => measure(config, pool, results, log));
     }
+    for (const section of EXTRA_SECTIONS) {
+      if (!sections.includes(section.name)) continue;
+      await timed(section.name, async () => {
+        (results.extra ??= {})[section.name] = await section.run({ config, pool, log });
+      });
+    }
+  } catch (err) {
+    // What was measured is still written, marked as an incomplete run.
+    failure = err;
+    console.error(err instanceof Error ? err.stack : err);
   } finally {
     await pool.stopAll();
     await load.stop();
   }
   results.meta.durationS = Math.round((Date.now() - started) / 1000);
   results.meta.loadAverageAtEnd = loadavg()[0];
+  results.validity = load.ledger.summary();
   results.targets = checkTargets(results, config);
-  const dir = __dirname;
+  // Only a full run of every section replaces the committed report; others write beside it.
+  const complete = !quick && sections.length === SECTIONS.length;
+  const dir = complete ? __dirname : join(__dirname, '.work', quick ? 'quick' : 'partial');
+  mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const summary = markdownSummary(results);
-  writeFileSync(join(dir, 'RESULTS.md'), `# Benchmark results\n\n${summary}\n`);
+  const failed = failure === undefined ? '' : `\n**INCOMPLETE RUN**: a section failed: ${failure instanceof Error ? failure.message : String(failure)}\n`;
+  const summary = `${markdownSummary(results)}${failed}`;
+  writeFileSync(join(dir, 'RESULTS.md'), `# Benchmark results\n\n![frames/s and CPU per frame against tool calls per task, and against concurrent streams](chart.svg)\n\n${summary}\n`);
   const svg = chart(results);
   if (svg) writeFileSync(join(dir, 'chart.svg'), svg);
   console.log(`\n${summary}`);
-  const readme = !quick && sections.length === SECTIONS.length && updateReadme(summary);
-  log(`wrote bench/results.json, bench/RESULTS.md${svg ? ', bench/chart.svg' : ''}${readme ? ', README.md (Performance)' : ''}`);
+  log(`wrote results.json, RESULTS.md${svg ? ', chart.svg' : ''} in ${dir}`);
+  if (!results.validity.ok) console.error(`bench: INVALID RUN: ${results.validity.errors.join('; ')}`);
+  return failure === undefined && results.validity.ok ? 0 : 1;
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack : err);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);

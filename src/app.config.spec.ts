@@ -1,9 +1,18 @@
+import { ChatOpenAI } from '@langchain/openai';
+import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
 
 describe('demo app settings from the environment', () => {
   it('bounds runs and tools by default, and takes other budgets from the environment', () => {
-    expect(executorOptionsFromEnv({})).toEqual({ runTimeoutMs: DEMO_RUN_TIMEOUT_MS, toolTimeoutMs: DEMO_TOOL_TIMEOUT_MS });
-    expect(executorOptionsFromEnv({ TOOLSTREAM_RUN_TIMEOUT_MS: '5000', TOOLSTREAM_TOOL_TIMEOUT_MS: ' 250 ' })).toEqual({ runTimeoutMs: 5000, toolTimeoutMs: 250 });
+    expect(executorOptionsFromEnv({})).toMatchObject({ runTimeoutMs: DEMO_RUN_TIMEOUT_MS, toolTimeoutMs: DEMO_TOOL_TIMEOUT_MS });
+    expect(executorOptionsFromEnv({ TOOLSTREAM_RUN_TIMEOUT_MS: '5000', TOOLSTREAM_TOOL_TIMEOUT_MS: ' 250 ' })).toMatchObject({ runTimeoutMs: 5000, toolTimeoutMs: 250 });
+  });
+
+  it('runs the demo tools on the planner offline, and on an OpenAI-compatible model when one is configured', () => {
+    const offline = executorOptionsFromEnv({});
+    expect(offline.tools?.map((t) => t.name)).toEqual(['weather', 'world_clock', 'calculator', 'search_docs', 'read_doc', 'slow_task']);
+    expect(offline.model).toBeInstanceOf(PlannerChatModel);
+    expect(executorOptionsFromEnv({ OPENAI_API_KEY: 'sk-test' }).model).toBeInstanceOf(ChatOpenAI);
   });
 
   it('leaves A2A options unset (module defaults) unless the environment names them', () => {

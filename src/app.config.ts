@@ -1,5 +1,8 @@
 import type { A2aModuleOptions } from './a2a';
+import { PlannerChatModel } from './demo/planner/planner-chat-model';
+import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
+import { chatModelFromEnv } from './executor/models/chat-model-from-env';
 
 /** The demo app's settings from the environment, read at boot; a bad value fails it, naming the variable. */
 export const DEMO_ENV = {
@@ -25,6 +28,9 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
 
 export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExecutorModuleOptions {
   return {
+    // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.
+    tools: createDemoTools(),
+    model: chatModelFromEnv(env, () => new PlannerChatModel()),
     runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
     toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),
   };

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { A2aModule, type A2aModuleOptions } from './a2a';
 import { a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
 import { ExecutorModule } from './executor';
-import { ExtensionsModule } from './extensions';
+import { ExtensionsModule } from './extensions/extensions.module';
 import { HealthModule } from './health/health.module';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';

@@ -68,7 +68,7 @@ describe('cancel and disconnect (e2e)', () => {
       controller.abort();
       await eventually(() => run.settled, 5_000, 'the run to be cancelled');
       expect(t.worker.cancels).toContainEqual({ correlationId: run.id, reason: 'the client disconnected' });
-      const task = t.tasks.find(run.id, undefined)!;
+      const task = t.record(run.id)!;
       expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
       await expectBaseline(t, busBaseline);
     });
@@ -81,7 +81,7 @@ describe('cancel and disconnect (e2e)', () => {
       controller.abort();
       await pending;
       await eventually(() => run.settled, 5_000, 'the run to be cancelled');
-      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_CANCELED);
       await expectBaseline(t, busBaseline);
     });
 
@@ -123,7 +123,7 @@ describe('cancel and disconnect (e2e)', () => {
       const rejoined = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
       expect(rejoined.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
       expect(t.worker.cancels).toEqual([]);
-      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     } finally {
       await t.close();
     }
@@ -149,7 +149,7 @@ describe('cancel and disconnect (e2e)', () => {
       const resumed = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
       expect(resumed.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
       expect(t.worker.cancels).toEqual([]);
-      expect(t.tasks.find(run.id, undefined)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
       t.worker.script = async (run) => {
         run.progress('thinking');
@@ -176,7 +176,7 @@ describe('cancel and disconnect (e2e)', () => {
       const nextRun = t.worker.nextRun();
       const stream = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') });
       const run = await nextRun;
-      await eventually(() => (t.tasks.find(run.id, undefined)?.log.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
+      await eventually(() => (t.record(run.id)?.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
       t.worker.stop(); // nobody hears the cancel now
       const cancelled = dataOf(await collectJson(await rpc(t.base, 'CancelTask', { id: run.id })));
       expect(cancelled).toMatchObject({ result: { status: { state: 'TASK_STATE_CANCELED' } } });

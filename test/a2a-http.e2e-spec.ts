@@ -1,6 +1,7 @@
 import { Body, Controller, Module, Post, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { A2aModule, TOOL_CALL_V1_EXTENSION_URI, type A2aModuleOptions } from '../src';
+import { A2aModule, type A2aModuleOptions } from '../src';
+import { TOOL_CALL_V1_EXTENSION_URI } from '../src/extensions';
 import { ScriptedBusModule, startScriptedA2aApp } from './support/a2a-test-app';
 import { ScriptedWorker } from './support/scripted-worker';
 import { parallelWeatherAndClock } from './support/scripts';

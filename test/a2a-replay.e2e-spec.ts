@@ -85,7 +85,7 @@ describe('replay and reconnect (e2e)', () => {
     }
     await publishing;
 
-    const task = t.tasks.find(run.id, undefined)!;
+    const task = t.record(run.id)!;
     const lastSeq = task.log.lastSeq;
     expect(reconnects).toBeGreaterThan(5);
     // every id once, in order, none missing
@@ -105,7 +105,7 @@ describe('replay and reconnect (e2e)', () => {
     // task, thinking, 20,000 frames, answer, completed
     expect(events.map((e) => e.id)).toEqual(Array.from({ length: 20_004 }, (_, i) => i + 1));
     expect(events.filter((e) => e.toolCallId)).toHaveLength(20_000);
-    const task = t.tasks.find(events[0].taskId!, undefined)!;
+    const task = t.record(events[0].taskId!)!;
     expect(task.log.size).toBe(10_000); // the default cap applies again once the stream attached
     t.worker.script = manual;
   });

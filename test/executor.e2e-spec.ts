@@ -2,7 +2,8 @@ import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
 import { firstValueFrom, toArray } from 'rxjs';
 import { AppModule } from '../src/app.module';
-import { AgentExecutor, validateToolCallFrame, type ExecutorEvent } from '../src';
+import { AgentExecutor, type ExecutorEvent } from '../src';
+import { validateToolCallFrame } from '../src/extensions';
 
 describe('executor in the demo app (e2e)', () => {
   let app: INestApplication;

@@ -8,7 +8,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTrans
 import { AppModule } from '../src/app.module';
 import { AgentRuntimeService, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS, TaskService } from '../src';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
-import { createSlowTaskTool } from '../src/executor/tools/slow-task.tool';
+import { createSlowTaskTool } from '../src/demo/tools/slow-task.tool';
 import { CaptureLogger } from './support/capture-logger';
 import { describeEvent, drain, userMessage } from './support/clients';
 import { collect, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
@@ -245,6 +245,6 @@ describe('auth (e2e): API keys and bearer tokens from the environment, owner-onl
     const everything = [logs.text(), ...wire].join('\n');
     expect(everything.length).toBeGreaterThan(5_000);
     for (const secret of SECRETS) expect(everything).not.toContain(secret);
-    expect(app.get(TaskService).find(taskId, undefined)).toBeUndefined();
+    expect(await app.get(TaskService).find(taskId, undefined)).toBeUndefined();
   });
 });

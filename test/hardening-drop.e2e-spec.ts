@@ -16,7 +16,7 @@ import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { A2aModule, AgentBus, AgentRuntimeService, ExecutorModule, RuntimeModule, TaskService } from '../src';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
-import { sleep } from '../src/executor/tools/abortable';
+import { sleep } from '../src/executor/abortable';
 import { ScriptedBusModule } from './support/a2a-test-app';
 import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';
@@ -135,12 +135,12 @@ describe('dropped clients (e2e)', () => {
 
   async function dropBatch(longTasks: string[], offset: number, size: number): Promise<void> {
     const sockets = await Promise.all(
-      Array.from({ length: size }, (_, k) => {
+      Array.from({ length: size }, async (_, k) => {
         const n = offset + k;
         const task = longTasks[n % longTasks.length];
         if (n % STARTS_A_RUN_EVERY === 0) return openStream(port, '/a2a', rpc('SendStreamingMessage', { message: message('tick 1 x 2') }));
         // Most resume just behind the live edge (Last-Event-ID), one in four from a Task snapshot.
-        const lastSeq = app.get(TaskService).find(task, undefined)!.log.lastSeq;
+        const lastSeq = (await app.get(TaskService).find(task, undefined))!.lastSeq;
         const resume = n % 4 === 1 ? undefined : Math.max(0, lastSeq - 1);
         return n % 2 === 0 ? openStream(port, '/a2a', rpc('SubscribeToTask', { id: task }), resume) : openStream(port, `/tasks/${task}:subscribe`, {}, resume);
       }),
@@ -175,7 +175,7 @@ describe('dropped clients (e2e)', () => {
     const longTasks = await startLongTasks(LONG_TASKS);
     for (let offset = 0; offset < DROPPED_STREAMS; offset += BATCH) await dropBatch(longTasks, offset, BATCH);
     // The runs kept going all along: each long task has ticked since.
-    const ticked = longTasks.map((id) => app.get(TaskService).find(id, undefined)!.log.lastSeq);
+    const ticked = await Promise.all(longTasks.map(async (id) => (await app.get(TaskService).find(id, undefined))!.lastSeq));
     expect(Math.min(...ticked)).toBeGreaterThan(10);
     expect(app.get(AgentRuntimeService).activeRuns()).toBeGreaterThanOrEqual(LONG_TASKS);
     await cancelAll(longTasks);

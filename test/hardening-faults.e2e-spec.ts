@@ -5,7 +5,8 @@ import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { AppModule } from '../src/app.module';
-import { AgentBus, AgentRuntimeService, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS, TaskService, parseToolCall, type ToolCallArtifactData } from '../src';
+import { AgentBus, AgentRuntimeService, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS, TaskService } from '../src';
+import { parseToolCall, type ToolCallArtifactData } from '../src/extensions';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
 import { collect, eventually, wireMessage } from './support/sse';
 

@@ -13,19 +13,8 @@ import { Test } from '@nestjs/testing';
 import { Part } from '@a2a-js/sdk';
 import fc from 'fast-check';
 import { AppModule } from '../src/app.module';
-import {
-  AgentBus,
-  AgentRuntimeService,
-  TOOL_CALL_V1_EXTENSION_URI,
-  TOOL_CALL_V1_MIME_TYPE,
-  TaskService,
-  emitToolCall,
-  parseToolCall,
-  parseToolCalls,
-  validateToolCall,
-  validateToolCallFrame,
-  type ToolCallArtifactData,
-} from '../src';
+import { AgentBus, AgentRuntimeService, TaskService } from '../src';
+import { TOOL_CALL_V1_EXTENSION_URI, TOOL_CALL_V1_MIME_TYPE, emitToolCall, parseToolCall, parseToolCalls, validateToolCall, validateToolCallFrame, type ToolCallArtifactData } from '../src/extensions';
 import { CaptureLogger } from './support/capture-logger';
 import { ProcessGuards } from './support/process-guards';
 import { eventually, readSse } from './support/sse';

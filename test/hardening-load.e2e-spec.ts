@@ -10,19 +10,9 @@ import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import {
-  A2aModule,
-  AgentBus,
-  AgentRuntimeService,
-  EventEmitterAgentBus,
-  ExecutorModule,
-  RuntimeModule,
-  TaskService,
-  parseToolCall,
-  type TaskTopicKind,
-  type TaskTopicPayloads,
-  type ToolCallArtifactData,
-} from '../src';
+import { A2aModule, AgentBus, AgentRuntimeService, ExecutorModule, RuntimeModule, TaskService, type TaskTopicKind, type TaskTopicPayloads } from '../src';
+import { parseToolCall, type ToolCallArtifactData } from '../src/extensions';
+import { EventEmitterAgentBus } from '../src/runtime';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
 import { collect, eventually } from './support/sse';
 

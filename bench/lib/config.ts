@@ -1,17 +1,30 @@
-/** What a full and a quick run measure; a full run stays under about ten minutes. */
+/** What a full and a quick run measure; a full run stays under about twelve minutes, --quick under two. */
 export interface BenchConfig {
   quick: boolean;
-  /** Runs per figure; each figure is the median of them. */
+  /** Repetitions of every figure, in the same run; each figure is reported as min / median / max. */
   reps: number;
-  /** Tool calls per task for the pipeline-cost sweep. */
-  pipelineToolCalls: number[];
-  /** Tool calls the sweep spends per measurement (small tasks are repeated up to it). */
-  pipelineBudgetToolCalls: number;
-  /** Tool calls per task for the single-stream comparison. */
-  singleStreamToolCalls: number[];
+  /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
+  emptyTasks: number;
+  /** Tool calls per task along the curves. */
+  curveToolCalls: number[];
+  /**
+   * Frames per repetition of a curve point for toolstream and the limit: tasks smaller than
+   * that are repeated (one after another, on one stream at a time) up to it.
+   */
+  curveFrameBudget: number;
+  /** The same for the two references, which deliver a few hundred frames/s at best. */
+  referenceFrameBudget: number;
+  /**
+   * The references' time budget per curve point: their store clones the whole task per event
+   * (O(n²) over a task), so a point past the budget is reported as not finished and their
+   * curve stops there.
+   */
+  referenceBudgetMs: number;
+  curveTimeLimitMs: number;
   concurrency: number[];
   /** Tool calls per task at each concurrency level. */
   concurrencyToolCalls: number;
+  concurrencyTimeLimitMs: number;
   /**
    * Latency runs: the model "thinks" this long before each (zero-latency) tool call. Latency is
    * only meaningful below saturation (past it, it measures the queue); 50 ms, twenty tool calls
@@ -19,22 +32,22 @@ export interface BenchConfig {
    * latency at saturation too.
    */
   pacedIntervalMs: number;
+  /** Stream counts of the paced (latency) runs. */
+  pacedStreams: number[];
   /**
-   * Long enough that the streams overlap: opening 1,000 streams takes toolstream a few seconds
-   * (a couple of ms of CPU per request), and shorter tasks would end before the last ones open.
+   * Long enough that the streams overlap: opening 1,000 streams takes a server a few seconds,
+   * and shorter tasks would end before the last ones open.
    */
   pacedToolCalls: number;
   pacedTimeLimitMs: number;
-  idleStreams: number[];
-  /** Opening 10,000 streams takes toolstream ~30 s on two cores: one run there keeps the bench near ten minutes. */
-  idleReps: { upTo1k: number; larger: number };
-  /**
-   * Bounds on one load run; streams still open then are cut. The reference needs ~20 s for one
-   * task of 1,000 tool calls (its store clones the task per event) and hours for 30,000.
-   */
-  singleStreamTimeLimitMs: { upTo1k: number; larger: number };
-  concurrencyTimeLimitMs: number;
-  /** Executor overhead: tool calls per agent run, and runs per side. */
+  idleStreams: number;
+  /** Tool calls of the one big task whose memory is measured, and of a smaller one beside it. */
+  bigTaskToolCalls: number[];
+  /** Finished tasks kept for replay, and the tool calls each one made. */
+  retainedTasks: number;
+  retainedTaskToolCalls: number;
+  /** Executor overhead: repetitions (the target is met on the worst), tool calls per run, runs per side per repetition. */
+  executorReps: number;
   executorToolCalls: number;
   executorWarmUpRuns: number;
   executorRuns: number;
@@ -42,11 +55,10 @@ export interface BenchConfig {
 
 /** What quick and full runs share; each mode below sets only what differs. */
 const SHARED = {
-  pipelineToolCalls: [10, 100, 1_000, 10_000],
-  singleStreamToolCalls: [1_000, 30_000],
+  curveToolCalls: [100, 1_000, 3_000, 10_000, 30_000],
   concurrency: [1, 100, 1_000],
   pacedIntervalMs: 50,
-  idleStreams: [1_000, 10_000],
+  pacedStreams: [100, 1_000],
   executorToolCalls: 100,
 };
 
@@ -56,27 +68,43 @@ export function benchConfig(quick: boolean): BenchConfig {
         ...SHARED,
         quick,
         reps: 1,
-        pipelineBudgetToolCalls: 5_000,
+        emptyTasks: 300,
+        curveFrameBudget: 4_000,
+        referenceFrameBudget: 400,
+        referenceBudgetMs: 3_000,
+        curveTimeLimitMs: 20_000,
+        concurrency: [1, 1_000],
         concurrencyToolCalls: 50,
-        pacedToolCalls: 80,
-        pacedTimeLimitMs: 10_000,
-        idleReps: { upTo1k: 1, larger: 1 },
-        singleStreamTimeLimitMs: { upTo1k: 6_000, larger: 4_000 },
-        concurrencyTimeLimitMs: 4_000,
-        executorWarmUpRuns: 20,
+        concurrencyTimeLimitMs: 3_000,
+        pacedStreams: [100],
+        pacedToolCalls: 40,
+        pacedTimeLimitMs: 5_000,
+        idleStreams: 1_000,
+        bigTaskToolCalls: [10_000],
+        retainedTasks: 1_000,
+        retainedTaskToolCalls: 4,
+        executorReps: 1,
+        executorWarmUpRuns: 10,
         executorRuns: 10,
       }
     : {
         ...SHARED,
         quick,
         reps: 3,
-        pipelineBudgetToolCalls: 10_000,
+        emptyTasks: 300,
+        curveFrameBudget: 20_000,
+        referenceFrameBudget: 2_000,
+        referenceBudgetMs: 25_000,
+        curveTimeLimitMs: 60_000,
         concurrencyToolCalls: 100,
+        concurrencyTimeLimitMs: 5_000,
         pacedToolCalls: 100,
         pacedTimeLimitMs: 12_000,
-        idleReps: { upTo1k: 3, larger: 1 },
-        singleStreamTimeLimitMs: { upTo1k: 30_000, larger: 8_000 },
-        concurrencyTimeLimitMs: 5_000,
+        idleStreams: 10_000,
+        bigTaskToolCalls: [10_000, 100_000],
+        retainedTasks: 10_000,
+        retainedTaskToolCalls: 4,
+        executorReps: 5,
         executorWarmUpRuns: 40,
         executorRuns: 40,
       };

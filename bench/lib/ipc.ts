@@ -1,14 +1,27 @@
 /** The messages between the harness and its two child processes (server under test, load). */
 import type { LoadJob, LoadResult } from '../load/load-types';
 
-export type Target = 'toolstream' | 'reference' | 'limit';
+/**
+ * The servers under test: toolstream; the reference design as the seed builds it on the A2A SDK
+ * (a fresh artifact per frame); the same with one artifact per tool call, as an SDK user who
+ * names artifacts would write it; and the limit, bare node:http writing the same frames.
+ */
+export type Target = 'toolstream' | 'reference' | 'reference-per-call' | 'limit';
+/** The servers every side-by-side section compares (the per-call reference only on the curves). */
 export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
 
-export type ServerCommand = { type: 'cpu' } | { type: 'memory' };
+export type ServerCommand =
+  | { type: 'cpu' }
+  | { type: 'memory'; gc: boolean }
+  /** V8's sampling profiler, started and stopped around the load to profile (warm-up excluded). */
+  | { type: 'profile-start' }
+  | { type: 'profile-stop'; file: string };
 export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
-  | { type: 'memory'; rss: number; heapUsed: number };
+  | { type: 'memory'; rss: number; heapUsed: number; external: number }
+  | { type: 'profile-started' }
+  | { type: 'profile-written'; file: string };
 
 export type LoadCommand = { type: 'run'; job: LoadJob } | { type: 'close' };
 export type LoadReply =

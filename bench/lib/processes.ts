@@ -10,6 +10,7 @@ import type { LoadJob, LoadResult } from '../load/load-types';
 import type { ExecutorOverheadResult } from '../sections/executor-overhead';
 import type { BenchConfig } from './config';
 import type { LoadCommand, LoadReply, ServerCommand, ServerReply, Target } from './ipc';
+import { ValidityLedger } from './validity';
 
 const BENCH_DIR = join(__dirname, '..');
 /** 10,000 streams need 10,000 sockets in each process, plus the runtime's own descriptors. */
@@ -67,10 +68,8 @@ export class ServerProcess {
     readonly url: string,
   ) {}
 
-  /** @param profileDir when set, the server writes a V8 CPU profile there as it exits */
-  static async start(target: Target, profileDir?: string): Promise<ServerProcess> {
-    const flags = ['--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
-    const child = spawnTs('servers/serve.ts', [target], flags);
+  static async start(target: Target): Promise<ServerProcess> {
+    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc']);
     const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
     return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
   }
@@ -87,9 +86,25 @@ export class ServerProcess {
     return userUs + systemUs;
   }
 
+  /** RSS and heap in bytes, after a full garbage collection when `gc` (else as they are now). */
+  async memory(gc: boolean): Promise<{ rss: number; heapUsed: number; external: number }> {
+    const { rss, heapUsed, external } = await this.ask({ type: 'memory', gc }, 'memory');
+    return { rss, heapUsed, external };
+  }
+
   /** RSS after a full garbage collection, in bytes. */
   async rssAfterGc(): Promise<number> {
-    return (await this.ask({ type: 'memory' }, 'memory')).rss;
+    return (await this.memory(true)).rss;
+  }
+
+  /** Starts V8's CPU profiler in the server. */
+  async startProfile(): Promise<void> {
+    await this.ask({ type: 'profile-start' }, 'profile-started');
+  }
+
+  /** Stops it and writes the profile (a .cpuprofile file) to `file`. */
+  async stopProfile(file: string): Promise<void> {
+    await this.ask({ type: 'profile-stop', file }, 'profile-written');
   }
 
   stop(): Promise<void> {
@@ -98,6 +113,9 @@ export class ServerProcess {
 }
 
 export class LoadProcess {
+  /** Every job's streams, errors and sampled frame checks, read at the end of the run. */
+  readonly ledger = new ValidityLedger();
+
   private constructor(private readonly child: ChildProcess) {}
 
   static async start(): Promise<LoadProcess> {
@@ -114,14 +132,18 @@ export class LoadProcess {
   async run(job: LoadJob): Promise<LoadResult> {
     const reply = nextMessage<LoadReply, 'result'>(this.child, 'result', job.timeLimitMs + 60_000);
     this.send({ type: 'run', job });
-    return (await reply).result;
+    const { result } = await reply;
+    this.ledger.record(job, result);
+    return result;
   }
 
   /** Opens an idle job's streams and resolves once each has its first frame (or the time limit). */
   async openIdle(job: LoadJob): Promise<LoadResult> {
     const reply = nextMessage<LoadReply, 'opened'>(this.child, 'opened', job.timeLimitMs + 60_000);
     this.send({ type: 'run', job });
-    return (await reply).result;
+    const { result } = await reply;
+    this.ledger.record(job, result);
+    return result;
   }
 
   async closeAll(): Promise<void> {

@@ -1,11 +1,23 @@
-/** Turns the results into the printed table, the markdown summary, the chart and the targets. */
+/** Turns the results into the markdown report, the chart and the target checks. */
+import { CURVE_TARGETS, type CurvesResult } from '../sections/curves';
+import type { EmptyTaskResult } from '../sections/empty-task';
 import type { ExecutorOverheadResult } from '../sections/executor-overhead';
 import type { IdleMemoryRow } from '../sections/idle-memory';
-import type { PipelineCostResult } from '../sections/pipeline-cost';
 import type { ComparisonRow, TargetFigures } from '../sections/side-by-side';
+import type { TaskMemoryResult } from '../sections/task-memory';
 import type { BenchConfig } from './config';
-import type { Target } from './ipc';
-import { chartSvg, type Panel } from './svg-chart';
+import { TARGETS, type Target } from './ipc';
+import type { SectionReport, SectionTarget } from './section';
+import type { Spread } from './stats';
+import { chartSvg, type Panel, type Point } from './svg-chart';
+import type { Validity } from './validity';
+
+export interface SectionMeta {
+  name: string;
+  durationS: number;
+  loadAverageAtStart: number;
+  loadAverageAtEnd: number;
+}
 
 export interface BenchResults {
   meta: {
@@ -20,76 +32,90 @@ export interface BenchResults {
     loadAverageAtStart: number;
     loadAverageAtEnd?: number;
     durationS?: number;
+    sections: SectionMeta[];
   };
-  pipelineCost?: PipelineCostResult;
+  validity?: Validity;
+  emptyTask?: EmptyTaskResult;
+  curves?: CurvesResult;
   sideBySide?: ComparisonRow[];
   idleMemory?: IdleMemoryRow[];
+  taskMemory?: TaskMemoryResult;
   executorOverhead?: ExecutorOverheadResult;
-  targets?: TargetCheck[];
+  extra?: Record<string, SectionReport>;
+  targets?: SectionTarget[];
 }
 
-export interface TargetCheck {
-  target: string;
-  measured: string;
-  met: boolean;
-}
+const COLORS: Record<Target, string> = {
+  toolstream: '#1f77b4',
+  reference: '#d62728',
+  'reference-per-call': '#ff7f0e',
+  limit: '#555555',
+};
 
-const COLORS: Record<Target, string> = { toolstream: '#1f77b4', reference: '#d62728', limit: '#7f7f7f' };
+const LABELS: Record<Target, string> = {
+  toolstream: 'toolstream',
+  reference: 'reference (SDK, artifact per frame)',
+  'reference-per-call': 'reference (SDK, artifact per call)',
+  limit: 'limit (bare node:http)',
+};
 
-const n = (v: number, digits = 0): string =>
+export const n = (v: number, digits = 0): string =>
   Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '—';
 const x = (v: number): string => (Number.isFinite(v) ? (v >= 10 ? `${n(v)}×` : `${n(v, 2)}×`) : '—');
 
-function fig(row: ComparisonRow, target: Target): TargetFigures | undefined {
-  return row.figures.find((f) => f.target === target);
+/** "median [min – max]", or the one value of a single repetition. */
+export function sp(s: Spread | undefined, digits = 0, unit = ''): string {
+  if (!s || !Number.isFinite(s.median)) return '—';
+  if (s.reps.length <= 1 || s.min === s.max) return `${n(s.median, digits)}${unit}`;
+  return `${n(s.median, digits)}${unit} [${n(s.min, digits)} – ${n(s.max, digits)}]`;
 }
 
-export function checkTargets(results: BenchResults, config: BenchConfig): TargetCheck[] {
-  const checks: TargetCheck[] = [];
-  const rows = results.sideBySide ?? [];
-  const single1k = rows.find((r) => r.kind === 'single-stream' && r.scenario.toolCalls === 1_000);
-  if (single1k) {
-    checks.push({
-      target: '1,000 tool calls, one stream: ≥ 100× the reference frames/s',
-      measured: `${x(single1k.oursOverReference)} (${n(fig(single1k, 'toolstream')?.framesPerSec ?? NaN)} vs ${n(fig(single1k, 'reference')?.framesPerSec ?? NaN)} frames/s)`,
-      met: single1k.oursOverReference >= 100,
-    });
-  }
-  const single30k = rows.find((r) => r.kind === 'single-stream' && r.scenario.toolCalls === 30_000);
-  if (single30k) {
-    checks.push({
-      target: '30,000 tool calls, one stream: ≥ ⅓ of the raw-SSE limit, CPU per frame within 3×',
-      measured: `${x(single30k.oursOverLimit)} of the limit's frames/s, CPU per frame ${x(single30k.cpuOursOverLimit)} the limit's`,
-      met: single30k.oursOverLimit >= 1 / 3 && single30k.cpuOursOverLimit <= 3,
-    });
-  }
-  const latency100 = rows.find((r) => r.kind === 'latency' && r.streams === 100);
-  if (latency100) {
-    const p99 = fig(latency100, 'toolstream')?.latencyP99Ms ?? NaN;
-    checks.push({
-      target: `p99 publish-to-client latency < 5 ms at 100 streams (a tool call every ${config.pacedIntervalMs} ms per stream)`,
-      measured: `${n(p99, 2)} ms`,
-      met: p99 < 5,
-    });
-  }
-  const idle10k = results.idleMemory?.find((r) => r.target === 'toolstream' && r.streams === 10_000);
-  if (idle10k) {
-    checks.push({
-      target: '≤ 64 KiB RSS per open idle stream at 10,000 streams',
-      measured: `${n(idle10k.rssPerStreamKiB, 1)} KiB (${n(idle10k.opened)} streams open)`,
-      met: idle10k.rssPerStreamKiB <= 64 && idle10k.opened === 10_000,
-    });
-  }
+function spx(s: Spread | undefined): string {
+  if (!s || !Number.isFinite(s.median)) return '—';
+  if (s.reps.length <= 1 || s.min === s.max) return x(s.median);
+  return `${x(s.median)} [${x(s.min)} – ${x(s.max)}]`;
+}
+
+const repsOf = (s: Spread, digits: number, unit = ''): string => s.reps.map((v) => `${n(v, digits)}${unit}`).join(', ');
+
+function target(name: string, s: Spread | undefined, higherIsBetter: boolean, bound: number, digits: number, unit = ''): SectionTarget | undefined {
+  if (!s || s.reps.length === 0) return undefined;
+  const w = higherIsBetter ? s.min : s.max;
+  return {
+    target: name,
+    worst: `${n(w, digits)}${unit}`,
+    reps: repsOf(s, digits, unit),
+    met: Number.isFinite(w) && (higherIsBetter ? w >= bound : w <= bound) && s.reps.every((v) => Number.isFinite(v)),
+  };
+}
+
+export function checkTargets(results: BenchResults, config: BenchConfig): SectionTarget[] {
+  const checks: Array<SectionTarget | undefined> = [];
+  checks.push(target('empty task: server CPU ≤ 2× the limit’s', results.emptyTask?.oursOverLimit, false, 2, 2, '×'));
+  const thousand = results.sideBySide?.find((r) => r.kind === 'throughput' && r.streams === 1_000);
+  checks.push(target('1,000 concurrent streams: ≥ 0.7× the limit’s frames/s', thousand?.oursOverLimit, true, 0.7, 2, '×'));
+  const curve30k = results.curves?.ratios.find((r) => r.toolCalls === 30_000);
+  checks.push(target('one stream, 30,000 tool calls per task: ≥ 0.85× the limit’s frames/s', curve30k?.oursOverLimit, true, 0.85, 2, '×'));
   const exec = results.executorOverhead;
   if (exec?.length) {
-    const worst = exec.reduce((a, b) => (b.overheadPercent > a.overheadPercent ? b : a));
+    const all = exec.flatMap((r) => r.overheadPercent.reps);
+    const worst = Math.max(...all);
     checks.push({
-      target: 'executor overhead ≤ 10 % over the bare LangGraph stream',
-      measured: exec.map((r) => `${n(r.overheadPercent, 1)} % (${r.shape})`).join(', '),
-      met: worst.overheadPercent <= 10,
+      target: `executor overhead ≤ 10 % over the bare LangGraph stream (worst of ${config.executorReps} repetitions × ${exec.length} agent shapes)`,
+      worst: `${n(worst, 1)} %`,
+      reps: exec.map((r) => `${r.shape}: ${repsOf(r.overheadPercent, 1, ' %')}`).join('; '),
+      met: worst <= 10 && config.executorReps >= 5,
     });
   }
-  return checks;
+  const latency100 = results.sideBySide?.find((r) => r.kind === 'latency' && r.streams === 100);
+  const p99 = latency100?.figures.find((f) => f.target === 'toolstream')?.latencyP99Ms;
+  checks.push(target(`p99 publish-to-client latency < 5 ms at 100 streams (a tool call every ${config.pacedIntervalMs} ms per stream)`, p99, false, 5, 2, ' ms'));
+  const idle = results.idleMemory?.find((r) => r.target === 'toolstream');
+  const idleCheck = target(`≤ 64 KiB RSS per open idle stream at ${n(config.idleStreams)} streams`, idle?.rssPerStreamKiB, false, 64, 1, ' KiB');
+  if (idleCheck && idle) idleCheck.met = idleCheck.met && idle.openedMin === idle.streams;
+  checks.push(idleCheck);
+  for (const extra of Object.values(results.extra ?? {})) checks.push(...(extra.targets ?? []));
+  return checks.filter((c): c is SectionTarget => c !== undefined);
 }
 
 function table(head: string[], body: string[][]): string {
@@ -100,70 +126,134 @@ function rowLabel(row: ComparisonRow): string {
   const pace =
     row.scenario.intervalMs > 0
       ? `, a call every ${row.scenario.intervalMs} ms (${n(row.offeredFramesPerSec ?? NaN)} frames/s offered)`
-      : '';
-  return `${row.kind} · ${n(row.streams)} stream${row.streams > 1 ? 's' : ''} × ${n(row.scenario.toolCalls)} calls${pace}`;
+      : ', flat out';
+  return `${n(row.streams)} stream${row.streams > 1 ? 's' : ''} × ${n(row.scenario.toolCalls)} calls${pace}`;
 }
 
-function cell(f: TargetFigures | undefined): string {
-  if (!f) return '—';
-  const cut = f.cut ? ` (cut at the time limit: ${n(f.framesReceived)} of ${n(f.framesExpected)} frames)` : '';
-  const failed = f.failedStreams > 0 ? ` (${n(f.failedStreams)} streams failed: ${f.errors.join('; ')})` : '';
-  return `${n(f.framesPerSec)}${cut}${failed}`;
+function cutNote(f: TargetFigures | undefined): string {
+  return f?.cutReps ? ` (${f.cutReps} of ${f.framesPerSec.reps.length} cut at the time limit)` : '';
+}
+
+function validityText(v: Validity | undefined): string[] {
+  if (!v) return [];
+  const head = v.ok
+    ? `**Valid run**: ${n(v.streams)} streams over ${n(v.jobs)} load jobs; ${n(v.completed)} completed with exactly their scenario's frames, ${n(v.cut)} cut at a time limit (named in the tables), none failed; ${n(v.checkedFrames)} sampled frames parsed as tool-call-v1 frames, none invalid.`
+    : `**INVALID RUN**: ${n(v.failedStreams)} failed streams, ${n(v.invalidFrames)} invalid frames of ${n(v.checkedFrames)} checked, ${n(v.wrongFrameCounts)} completed streams with the wrong frame count, ${n(v.uncheckedJobs)} jobs whose frames were not checked. First errors: ${v.errors.join('; ') || 'none kept'}.`;
+  return [head, ''];
+}
+
+function extraSection(report: SectionReport): string[] {
+  return [
+    `### ${report.title}`,
+    '',
+    report.description,
+    '',
+    table(
+      ['', ...report.columns],
+      report.rows.map((row) => [row.label, ...row.cells.map((c, i) => (typeof c === 'string' ? c : sp(c, report.digits?.[i] ?? 0)))]),
+    ),
+    '',
+  ];
 }
 
 export function markdownSummary(results: BenchResults): string {
   const out: string[] = [];
   const m = results.meta;
   out.push(
-    `Measured ${m.date} on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.quick ? 'quick mode, 1 run per figure' : `median of ${m.reps} runs per figure`}, ` +
+    `Measured ${m.date} on ${m.cpus} × ${m.cpuModel}, Node ${m.node}, ${m.quick ? 'quick mode: one repetition per figure, smaller runs' : `${m.reps} repetitions of every figure in this run`}, ` +
       `in ${n(m.durationS ?? NaN)} s. Load average ${n(m.loadAverageAtStart, 1)} at the start, ${n(m.loadAverageAtEnd ?? NaN, 1)} at the end ` +
-      `(above ${m.cpus}, other work was sharing the CPUs and latency figures suffer first).`,
+      `(above ${m.cpus}, other work was sharing the CPUs). Figures read **median [min – max]** over the repetitions; ` +
+      'a target is met only when its worst repetition meets it. Every repetition is in `results.json`. Regenerate with `npm run bench`.',
     '',
+    ...validityText(results.validity),
   );
   if (results.targets?.length) {
-    out.push('### Targets', '', table(['target', 'measured', 'met'], results.targets.map((t) => [t.target, t.measured, t.met ? 'yes' : '**no**'])), '');
-  }
-  const rows = results.sideBySide ?? [];
-  if (rows.length) {
     out.push(
-      '### Side by side: frames/s delivered to clients',
+      '### Targets',
       '',
       table(
-        ['run', 'toolstream', 'reference (SDK)', 'limit (bare node:http)', 'ours/ref', 'ours/limit', 'CPU/frame ours/limit'],
-        rows.map((r) => [rowLabel(r), cell(fig(r, 'toolstream')), cell(fig(r, 'reference')), cell(fig(r, 'limit')), x(r.oursOverReference), x(r.oursOverLimit), x(r.cpuOursOverLimit)]),
+        ['target', 'worst repetition', 'every repetition', 'met'],
+        results.targets.map((t) => [t.target, t.worst, t.reps, t.met ? 'yes' : '**no**']),
       ),
       '',
-      '### Publish-to-bytes-received latency, p50 / p99 (ms)',
+    );
+  }
+  const empty = results.emptyTask;
+  if (empty) {
+    out.push(
+      '### Per-request cost: server CPU of one empty task',
+      '',
+      `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per repetition.`,
       '',
       table(
-        ['run', 'toolstream', 'reference (SDK)', 'limit (bare node:http)'],
-        rows.map((r) => [
-          rowLabel(r),
-          ...(['toolstream', 'reference', 'limit'] as Target[]).map((t) => {
-            const f = fig(r, t);
-            return f ? `${n(f.latencyP50Ms, 2)} / ${n(f.latencyP99Ms, 2)}${f.cut ? ' (cut)' : ''}` : '—';
-          }),
+        ['server', 'CPU per task (µs)', 'over the limit'],
+        TARGETS.map((t) => [LABELS[t], sp(empty.cpuPerTaskUs[t]), t === 'toolstream' ? spx(empty.oursOverLimit) : '']),
+      ),
+      '',
+    );
+  }
+  const curves = results.curves;
+  if (curves) {
+    const sizes = curves.ratios.map((r) => r.toolCalls);
+    const cell = (t: Target, size: number, f: (p: NonNullable<CurvesResult['points'][number]>) => string): string => {
+      const p = curves.points.find((q) => q.target === t && q.toolCalls === size);
+      if (!p) return 'not run (its curve ended)';
+      if (p.notFinished) {
+        return `did not finish in ${n(p.notFinished.budgetMs / 1000)} s (${n(p.notFinished.framesReceived)} of ${n(p.notFinished.framesExpected)} frames, ${n(p.notFinished.framesPerSec)} frames/s)`;
+      }
+      return f(p);
+    };
+    out.push(
+      '### Curves: one stream, frames/s against tool calls per task',
+      '',
+      'Tasks one after another on one stream (tasks smaller than the frame budget are repeated up to it). ' +
+        'The references run only as far as they finish in their time budget. Ratios are taken between runs of the same repetition.',
+      '',
+      table(
+        ['tool calls per task', ...CURVE_TARGETS.map((t) => LABELS[t]), 'toolstream / limit', 'toolstream / reference', 'toolstream / reference per call'],
+        sizes.map((size) => {
+          const r = curves.ratios.find((q) => q.toolCalls === size);
+          return [n(size), ...CURVE_TARGETS.map((t) => cell(t, size, (p) => sp(p.framesPerSec))), spx(r?.oursOverLimit), spx(r?.oursOverReference), spx(r?.oursOverReferencePerCall)];
+        }),
+      ),
+      '',
+      '### Curves: server CPU per frame (µs, all in), against tool calls per task',
+      '',
+      table(
+        ['tool calls per task', ...CURVE_TARGETS.map((t) => LABELS[t]), 'toolstream / limit'],
+        sizes.map((size) => [
+          n(size),
+          ...CURVE_TARGETS.map((t) => cell(t, size, (p) => sp(p.cpuPerFrameUs, 1))),
+          spx(curves.ratios.find((q) => q.toolCalls === size)?.cpuOursOverLimit),
         ]),
       ),
       '',
     );
   }
-  const pipeline = results.pipelineCost;
-  if (pipeline) {
-    const sizes = [...new Set(pipeline.rows.map((r) => r.toolCallsPerTask))];
+  const rows = results.sideBySide ?? [];
+  if (rows.length) {
+    const fig = (r: ComparisonRow, t: Target): TargetFigures | undefined => r.figures.find((f) => f.target === t);
     out.push(
-      '### Pipeline cost: server CPU per frame (µs), executor event to SSE bytes written',
+      '### Concurrent streams: frames/s delivered to clients',
       '',
       table(
-        ['server', ...sizes.map((s) => `${n(s)} calls/task`), 'empty task'],
-        Object.keys(pipeline.emptyTaskCpuUs).map((target) => [
-          target,
-          ...sizes.map((s) => {
-            const r = pipeline.rows.find((row) => row.target === target && row.toolCallsPerTask === s);
-            return r ? `${n(r.cpuPerFrameUs, 1)} (${n(r.cpuPerFrameAllInUs, 1)} all-in)` : '—';
-          }),
-          `${n(pipeline.emptyTaskCpuUs[target])} µs`,
+        ['run', ...TARGETS.map((t) => LABELS[t]), 'toolstream / reference', 'toolstream / limit', 'CPU per frame, toolstream / limit'],
+        rows.map((r) => [
+          rowLabel(r),
+          ...TARGETS.map((t) => `${sp(fig(r, t)?.framesPerSec)}${cutNote(fig(r, t))}`),
+          spx(r.oursOverReference),
+          spx(r.oursOverLimit),
+          spx(r.cpuOursOverLimit),
         ]),
+      ),
+      '',
+      '### Publish-to-bytes-received latency, p99 (ms)',
+      '',
+      'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it.',
+      '',
+      table(
+        ['run', ...TARGETS.map((t) => LABELS[t])],
+        rows.map((r) => [rowLabel(r), ...TARGETS.map((t) => `${sp(fig(r, t)?.latencyP99Ms, 2)}${fig(r, t)?.cutReps ? ' (cut)' : ''}`)]),
       ),
       '',
     );
@@ -173,15 +263,33 @@ export function markdownSummary(results: BenchResults): string {
       '### RSS per open idle stream',
       '',
       table(
-        ['server', 'streams', 'open', 'KiB per stream', 'RSS before → open', 'runs'],
+        ['server', 'streams', 'open (fewest)', 'KiB per stream', 'RSS before → open (MiB, each repetition)'],
         results.idleMemory.map((r) => [
-          r.target,
+          LABELS[r.target],
           n(r.streams),
-          n(r.opened),
-          n(r.rssPerStreamKiB, 1),
-          `${n(r.rssBeforeMiB)} → ${n(r.rssOpenMiB)} MiB`,
-          n(r.runs),
+          n(r.openedMin),
+          sp(r.rssPerStreamKiB, 1),
+          r.reps.map((p) => `${n(p.rssBeforeMiB)} → ${n(p.rssOpenMiB)}`).join(', '),
         ]),
+      ),
+      '',
+    );
+  }
+  const mem = results.taskMemory;
+  if (mem) {
+    out.push(
+      '### Memory per task',
+      '',
+      'One task on one stream, repetitions one after another on a fresh warmed-up server per row: heap and RSS after a full GC with the finished task kept for replay, over the same before it ran, and the highest seen while it ran (sampled every 100 ms, no GC). Then many small finished tasks kept for replay (a fresh server per repetition, which served nothing before), after a full GC, over the count.',
+      '',
+      table(
+        ['server', 'one task of', 'heap kept (MiB)', 'RSS kept (MiB)', 'peak heap while running (MiB)', 'peak RSS while running (MiB)'],
+        mem.bigTask.map((r) => [r.target, `${n(r.toolCalls)} tool calls`, sp(r.retainedHeapMiB, 1), sp(r.retainedRssMiB, 1), sp(r.peakHeapMiB, 1), sp(r.peakRssMiB, 1)]),
+      ),
+      '',
+      table(
+        ['server', 'finished tasks kept', 'tool calls each', 'heap per task (KiB)', 'RSS per task (KiB)'],
+        mem.retained.map((r) => [r.target, n(r.tasks), n(r.toolCallsPerTask), sp(r.heapPerTaskKiB, 2), sp(r.rssPerTaskKiB, 2)]),
       ),
       '',
     );
@@ -192,8 +300,28 @@ export function markdownSummary(results: BenchResults): string {
       '### Full agent run: executor overhead (CPU per run, same agent, ScriptedChatModel, zero-latency tool)',
       '',
       table(
-        ['model script', 'tool calls', 'bare LangGraph stream', 'DeepAgentExecutor', 'overhead'],
-        exec.map((r) => [r.shape, n(r.toolCalls), `${n(r.bareMsPerRun, 2)} ms`, `${n(r.executorMsPerRun, 2)} ms`, `${n(r.overheadPercent, 1)} %`]),
+        ['model script', 'tool calls', 'runs per side per repetition', 'bare LangGraph stream (ms)', 'DeepAgentExecutor (ms)', 'overhead (%)', 'every repetition'],
+        exec.map((r) => [
+          r.shape,
+          n(r.toolCalls),
+          n(r.runs),
+          sp(r.bareMsPerRun, 2),
+          sp(r.executorMsPerRun, 2),
+          sp(r.overheadPercent, 1),
+          repsOf(r.overheadPercent, 1, ' %'),
+        ]),
+      ),
+      '',
+    );
+  }
+  for (const extra of Object.values(results.extra ?? {})) out.push(...extraSection(extra));
+  if (m.sections.length) {
+    out.push(
+      '### Sections of this run',
+      '',
+      table(
+        ['section', 'seconds', 'load average at start → end'],
+        m.sections.map((s) => [s.name, n(s.durationS), `${n(s.loadAverageAtStart, 1)} → ${n(s.loadAverageAtEnd, 1)}`]),
       ),
       '',
     );
@@ -201,31 +329,37 @@ export function markdownSummary(results: BenchResults): string {
   return out.join('\n');
 }
 
+const point = (xv: number, s: Spread | undefined): Point => ({ x: xv, median: s?.median ?? NaN, min: s?.min ?? NaN, max: s?.max ?? NaN });
+
 export function chart(results: BenchResults): string | undefined {
-  const rows = results.sideBySide ?? [];
-  const throughput = rows.filter((r) => r.kind === 'throughput');
-  const latency = rows.filter((r) => r.kind === 'latency');
-  if (!throughput.length) return undefined;
-  const targets: Target[] = ['toolstream', 'reference', 'limit'];
-  const series = (source: ComparisonRow[], value: (f: TargetFigures) => number) =>
-    targets.map((t) => ({ name: t, color: COLORS[t], values: source.map((r) => (fig(r, t) ? value(fig(r, t) as TargetFigures) : NaN)) }));
-  const panels: Panel[] = [
-    {
-      title: `frames/s delivered (${throughput[0].scenario.toolCalls} calls/task)`,
-      yLabel: 'frames/s (log)',
-      xLabel: 'concurrent streams',
-      xLabels: throughput.map((r) => n(r.streams)),
-      series: series(throughput, (f) => f.framesPerSec),
-    },
-  ];
-  if (latency.length) {
+  const panels: Panel[] = [];
+  const curves = results.curves;
+  if (curves) {
+    const series = (value: (p: CurvesResult['points'][number]) => Spread | undefined) =>
+      CURVE_TARGETS.map((t) => ({
+        name: LABELS[t],
+        color: COLORS[t],
+        dashed: t === 'limit',
+        points: curves.points.filter((p) => p.target === t && !p.notFinished).map((p) => point(p.toolCalls, value(p))),
+      }));
+    panels.push(
+      { title: 'one stream: frames/s', yLabel: 'frames/s (log)', xLabel: 'tool calls per task (log)', series: series((p) => p.framesPerSec) },
+      { title: 'one stream: server CPU per frame', yLabel: 'µs per frame, all in (log)', xLabel: 'tool calls per task (log)', series: series((p) => p.cpuPerFrameUs) },
+    );
+  }
+  const throughput = (results.sideBySide ?? []).filter((r) => r.kind === 'throughput');
+  if (throughput.length) {
     panels.push({
-      title: `p99 latency (a call every ${latency[0].scenario.intervalMs} ms/stream)`,
-      yLabel: 'publish → received, ms (log)',
-      xLabel: 'concurrent streams',
-      xLabels: latency.map((r) => n(r.streams)),
-      series: series(latency, (f) => f.latencyP99Ms),
+      title: `concurrent streams: frames/s (${n(throughput[0].scenario.toolCalls)} calls/task)`,
+      yLabel: 'frames/s (log)',
+      xLabel: 'concurrent streams (log)',
+      series: TARGETS.map((t) => ({
+        name: LABELS[t],
+        color: COLORS[t],
+        dashed: t === 'limit',
+        points: throughput.map((r) => point(r.streams, r.figures.find((f) => f.target === t)?.framesPerSec)),
+      })),
     });
   }
-  return chartSvg(panels);
+  return panels.length ? chartSvg(panels) : undefined;
 }

@@ -1,15 +1,39 @@
+import { loadavg } from 'node:os';
 import type { LoadJob, LoadResult } from '../load/load-types';
 import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
-import type { Scenario } from './scenario';
+import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
  * Warm-up before any figure, until the JIT has compiled each server's hot path: a few thousand
- * frames, over several tasks. The reference gets fewer (it delivers ~1,000 frames/s at best).
+ * frames, over several tasks. The references get fewer (they deliver ~1,000 frames/s at best).
  */
 function warmUp(target: Target): Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario' | 'timeLimitMs'> {
-  const toolCalls = target === 'reference' ? 50 : 500;
+  const toolCalls = target.startsWith('reference') ? 50 : 500;
   return { streams: 20, maxOpen: 4, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 60_000 };
+}
+
+/** One repetition of one load run against one server, as results.json keeps it. */
+export interface RunRecord {
+  target: Target;
+  rep: number;
+  /** One-minute load average of the machine when the run started. */
+  loadAverage: number;
+  streams: number;
+  completed: number;
+  cut: number;
+  failed: number;
+  frames: number;
+  framesExpected: number;
+  elapsedMs: number;
+  framesPerSec: number;
+  /** Server CPU (user + system) per frame delivered, all in (the tasks' fixed cost included). */
+  serverCpuPerFrameUs: number;
+  serverCpuUs: number;
+  /** The load process's CPU per frame: shows the client was not the bottleneck. */
+  clientCpuPerFrameUs: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
 }
 
 export interface MeasuredRun {
@@ -17,6 +41,29 @@ export interface MeasuredRun {
   result: LoadResult;
   /** Server CPU (user + system) spent during the run, in µs. */
   serverCpuUs: number;
+  loadAverage: number;
+}
+
+export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): RunRecord {
+  const r = run.result;
+  return {
+    target: run.target,
+    rep,
+    loadAverage: run.loadAverage,
+    streams: r.streams,
+    completed: r.completed,
+    cut: r.cut,
+    failed: r.failed,
+    frames: r.frames,
+    framesExpected: r.streams * scenario.toolCalls * FRAMES_PER_TOOL_CALL,
+    elapsedMs: r.elapsedMs,
+    framesPerSec: r.framesPerSec,
+    serverCpuPerFrameUs: r.frames > 0 ? run.serverCpuUs / r.frames : NaN,
+    serverCpuUs: run.serverCpuUs,
+    clientCpuPerFrameUs: r.frames > 0 ? r.clientCpuUs / r.frames : NaN,
+    latencyP50Ms: r.latency.p50Ms,
+    latencyP99Ms: r.latency.p99Ms,
+  };
 }
 
 /**
@@ -27,20 +74,18 @@ export interface MeasuredRun {
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
-  /** @param profileDir when set, toolstream's server writes a CPU profile there */
-  constructor(
-    readonly load: LoadProcess,
-    private readonly profileDir?: string,
-  ) {}
+  constructor(readonly load: LoadProcess) {}
 
-  async server(target: Target): Promise<ServerProcess> {
+  /** @param warm false: a server that has served no request yet (its store empty) */
+  async server(target: Target, warm = true): Promise<ServerProcess> {
     let server = this.servers.get(target);
     if (!server) {
-      server = await ServerProcess.start(target, target === 'toolstream' ? this.profileDir : undefined);
+      server = await ServerProcess.start(target);
       this.servers.set(target, server);
-      const warm = await this.load.run({ url: server.url, ...warmUp(target) });
-      if (warm.completed !== warm.streams) {
-        throw new Error(`${target} failed its warm-up: ${warm.errors.join('; ') || `${warm.cut} streams cut`}`);
+      if (!warm) return server;
+      const warmed = await this.load.run({ url: server.url, ...warmUp(target) });
+      if (warmed.completed !== warmed.streams) {
+        throw new Error(`${target} failed its warm-up: ${warmed.errors.join('; ') || `${warmed.cut} streams cut`}`);
       }
     }
     return server;
@@ -49,14 +94,15 @@ export class ServerPool {
   /** Runs one load job against a target and measures the server's CPU during it. */
   async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number): Promise<MeasuredRun> {
     const server = await this.server(target);
+    const loadAverage = loadavg()[0];
     const before = await server.cpuUs();
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const serverCpuUs = (await server.cpuUs()) - before;
     if (result.cut > 0 || result.failed > 0) await this.retire(target);
-    // A few failed streams under load are a finding, reported with the figures; all of them
-    // failing means the server under test is broken, and no figure from it would mean anything.
+    // Failed streams fail the whole run (the validity ledger); all of them failing means the
+    // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
-    return { target, result, serverCpuUs };
+    return { target, result, serverCpuUs, loadAverage };
   }
 
   async retire(target: Target): Promise<void> {

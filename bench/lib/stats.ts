@@ -14,10 +14,30 @@ export function median(values: readonly number[]): number {
   return percentile(finite, 50);
 }
 
-/** The run whose `key` is the median among runs (so one run's figures stay consistent). */
-export function medianBy<T>(runs: readonly T[], key: (run: T) => number): T {
-  const sorted = [...runs].sort((a, b) => key(a) - key(b));
-  return sorted[Math.floor((sorted.length - 1) / 2)];
+/**
+ * A figure over the repetitions of one run: the extremes, the median, and every repetition in
+ * the order it was measured (so results.json keeps them all).
+ */
+export interface Spread {
+  min: number;
+  median: number;
+  max: number;
+  reps: number[];
+}
+
+export function spread(reps: readonly number[]): Spread {
+  const finite = reps.filter((v) => Number.isFinite(v));
+  return {
+    min: finite.length ? Math.min(...finite) : NaN,
+    median: median(finite),
+    max: finite.length ? Math.max(...finite) : NaN,
+    reps: [...reps],
+  };
+}
+
+/** The repetition that is worst for a target: the lowest when higher is better, else the highest. */
+export function worst(s: Spread, higherIsBetter: boolean): number {
+  return higherIsBetter ? s.min : s.max;
 }
 
 export function ratio(a: number, b: number): number {

@@ -7,7 +7,7 @@
 import { Agent, request, type ClientRequest } from 'node:http';
 import { TOOL_CALL_V1_EXTENSION_URI } from '../../src/extensions';
 import type { LoadCommand, LoadReply } from '../lib/ipc';
-import { nowUs, scenarioText } from '../lib/scenario';
+import { FRAMES_PER_TOOL_CALL, nowUs, scenarioText } from '../lib/scenario';
 import { percentile } from '../lib/stats';
 import type { LoadJob, LoadResult } from './load-types';
 import { SseFrameReader } from './sse-frame-reader';
@@ -31,6 +31,8 @@ class LoadRun {
   private readonly latenciesUs: number[] = [];
   private readonly errors = new Set<string>();
   private bytes = 0;
+  /** Completed streams that did not carry exactly the frames their scenario publishes. */
+  private wrongFrameCounts = 0;
   private startedUs = 0;
   private startedCpu?: NodeJS.CpuUsage;
   private endedUs = 0;
@@ -134,7 +136,11 @@ class LoadRun {
       });
       res.on('end', () => {
         if (reader.stats.error !== undefined) this.settle(handle, 'failed', reader.stats.error);
-        else this.settle(handle, 'completed');
+        else {
+          const expected = this.job.scenario.toolCalls * FRAMES_PER_TOOL_CALL;
+          if (!this.job.scenario.idle && !handle.outcome && reader.stats.frames !== expected) this.wrongFrameCounts++;
+          this.settle(handle, 'completed');
+        }
       });
       res.on('error', (err) => this.settle(handle, 'failed', err.message));
     });
@@ -218,6 +224,7 @@ class LoadRun {
       frames,
       checkedFrames,
       invalidFrames,
+      wrongFrameCounts: this.wrongFrameCounts,
       bytes: this.bytes,
       elapsedMs,
       framesPerSec: frames / (elapsedMs / 1000),

@@ -34,6 +34,8 @@ export interface LoadResult {
   /** Frames sampled and fully checked (JSON.parse + parseToolCalls) that were not valid. */
   invalidFrames: number;
   checkedFrames: number;
+  /** Streams that ended normally without exactly the frames the scenario publishes. */
+  wrongFrameCounts: number;
   bytes: number;
   /** First request sent to the last stream ended (or cut). */
   elapsedMs: number;

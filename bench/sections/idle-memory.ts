@@ -3,65 +3,71 @@
  * each having received its first frame and then nothing; RSS after a full GC again. The
  * difference over N is what one open stream costs the server.
  */
+import { loadavg } from 'node:os';
 import type { BenchConfig } from '../lib/config';
 import { TARGETS, type Target } from '../lib/ipc';
 import type { ServerPool } from '../lib/server-pool';
-import { median } from '../lib/stats';
+import { spread, type Spread } from '../lib/stats';
+
+export interface IdleMemoryRep {
+  rep: number;
+  loadAverage: number;
+  opened: number;
+  rssBeforeMiB: number;
+  rssOpenMiB: number;
+  rssPerStreamKiB: number;
+}
 
 export interface IdleMemoryRow {
   target: Target;
   streams: number;
-  /** Streams that were open with their first frame when RSS was read (median run). */
-  opened: number;
-  runs: number;
-  rssPerStreamKiB: number;
-  rssBeforeMiB: number;
-  rssOpenMiB: number;
+  rssPerStreamKiB: Spread;
+  /** Fewest streams open with their first frame over the repetitions. */
+  openedMin: number;
+  reps: IdleMemoryRep[];
 }
 
 const OPEN_TIME_LIMIT_MS = 120_000;
 
 export async function measureIdleMemory(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<IdleMemoryRow[]> {
   const rows: IdleMemoryRow[] = [];
-  for (const streams of config.idleStreams) {
-    for (const target of TARGETS) {
-      const perStream: number[] = [];
-      const before: number[] = [];
-      const open: number[] = [];
-      const opened: number[] = [];
-      const reps = streams <= 1_000 ? config.idleReps.upTo1k : config.idleReps.larger;
-      for (let rep = 0; rep < reps; rep++) {
-        await pool.retire(target);
-        const server = await pool.server(target);
-        const rss0 = await server.rssAfterGc();
-        const result = await pool.load.openIdle({
-          url: server.url,
-          streams,
-          scenario: { toolCalls: 0, intervalMs: 0, idle: true },
-          timeLimitMs: OPEN_TIME_LIMIT_MS,
-        });
-        const rss1 = await server.rssAfterGc();
-        await pool.load.closeAll();
-        await pool.retire(target);
-        const withFrame = result.frames;
-        if (withFrame < streams) log(`idle ${target} ${streams}: only ${withFrame} streams opened (${result.errors.join('; ')})`);
-        perStream.push(withFrame > 0 ? (rss1 - rss0) / withFrame / 1024 : NaN);
-        before.push(rss0 / 2 ** 20);
-        open.push(rss1 / 2 ** 20);
-        opened.push(withFrame);
-      }
-      const row = {
-        target,
+  const streams = config.idleStreams;
+  for (const target of TARGETS) {
+    const reps: IdleMemoryRep[] = [];
+    for (let rep = 0; rep < config.reps; rep++) {
+      await pool.retire(target);
+      const server = await pool.server(target);
+      const loadAverage = loadavg()[0];
+      const rss0 = await server.rssAfterGc();
+      const result = await pool.load.openIdle({
+        url: server.url,
         streams,
-        opened: median(opened),
-        runs: reps,
-        rssPerStreamKiB: median(perStream),
-        rssBeforeMiB: median(before),
-        rssOpenMiB: median(open),
-      };
-      rows.push(row);
-      log(`idle ${target} ${streams} streams: ${row.rssPerStreamKiB.toFixed(1)} KiB/stream (${row.rssBeforeMiB.toFixed(0)} → ${row.rssOpenMiB.toFixed(0)} MiB)`);
+        scenario: { toolCalls: 0, intervalMs: 0, idle: true },
+        timeLimitMs: OPEN_TIME_LIMIT_MS,
+      });
+      const rss1 = await server.rssAfterGc();
+      await pool.load.closeAll();
+      await pool.retire(target);
+      const opened = result.frames;
+      if (opened < streams) log(`idle ${target} ${streams}: only ${opened} streams opened (${result.errors.join('; ')})`);
+      reps.push({
+        rep,
+        loadAverage,
+        opened,
+        rssBeforeMiB: rss0 / 2 ** 20,
+        rssOpenMiB: rss1 / 2 ** 20,
+        rssPerStreamKiB: opened > 0 ? (rss1 - rss0) / opened / 1024 : NaN,
+      });
     }
+    const row: IdleMemoryRow = {
+      target,
+      streams,
+      rssPerStreamKiB: spread(reps.map((r) => r.rssPerStreamKiB)),
+      openedMin: Math.min(...reps.map((r) => r.opened)),
+      reps,
+    };
+    rows.push(row);
+    log(`idle ${target} ${streams} streams: ${reps.map((r) => r.rssPerStreamKiB.toFixed(1)).join(', ')} KiB/stream`);
   }
   return rows;
 }

@@ -1,65 +1,51 @@
 /**
- * 2 and 3. End to end over HTTP, the three servers side by side in the same run: one stream
- * at 1,000 and 30,000 tool calls per task, then 1, 100 and 1,000 concurrent streams (flat out
- * for frames/s, and paced for latency). Each figure is the median of the runs; each ratio is
- * taken between runs of the same repetition, then its median reported.
+ * End to end over HTTP, the three servers side by side in the same run: 1, 100 and 1,000
+ * concurrent streams flat out (frames/s), then paced (latency). Every figure is kept per
+ * repetition; each ratio is taken between runs of the same repetition.
  */
 import type { BenchConfig } from '../lib/config';
 import { TARGETS, type Target } from '../lib/ipc';
-import type { MeasuredRun, ServerPool } from '../lib/server-pool';
+import { runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
-import { median, medianBy, ratio } from '../lib/stats';
+import { ratio, spread, type Spread } from '../lib/stats';
 
 export interface TargetFigures {
   target: Target;
-  framesPerSec: number;
-  eventsPerSec: number;
-  /** Server CPU per frame delivered, all in. */
-  cpuPerFrameUs: number;
-  /** The load process's CPU per frame: shows the client was not the bottleneck. */
-  clientCpuPerFrameUs: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  /** Frames received, of those the scenario publishes (less when cut at the time limit). */
-  framesReceived: number;
-  framesExpected: number;
-  /** True when a run hit the time limit: its rate is over the frames that arrived by then. */
-  cut: boolean;
-  /** Streams that failed, over all runs, and the first errors. */
-  failedStreams: number;
-  errors: string[];
+  framesPerSec: Spread;
+  cpuPerFrameUs: Spread;
+  clientCpuPerFrameUs: Spread;
+  latencyP50Ms: Spread;
+  latencyP99Ms: Spread;
+  /** Repetitions cut at the time limit: their rate is over the frames that arrived by then. */
+  cutReps: number;
 }
 
 export interface ComparisonRow {
-  kind: 'single-stream' | 'throughput' | 'latency';
+  kind: 'throughput' | 'latency';
   streams: number;
   scenario: Scenario;
   timeLimitMs: number;
   /** Paced runs: the frames/s the scripted runs publish if nothing holds them back. */
   offeredFramesPerSec?: number;
   figures: TargetFigures[];
-  /** toolstream frames/s over reference, and over limit (medians of same-repetition ratios). */
-  oursOverReference: number;
-  oursOverLimit: number;
-  /** toolstream CPU per frame over the limit's. */
-  cpuOursOverLimit: number;
+  /** toolstream frames/s over the reference's and the limit's, per repetition. */
+  oursOverReference: Spread;
+  oursOverLimit: Spread;
+  /** toolstream CPU per frame over the limit's, per repetition. */
+  cpuOursOverLimit: Spread;
+  runs: RunRecord[];
 }
 
-function figures(target: Target, runs: MeasuredRun[], framesExpected: number): TargetFigures {
-  const mid = medianBy(runs, (r) => r.result.framesPerSec);
+function figures(target: Target, runs: RunRecord[]): TargetFigures {
+  const mine = runs.filter((r) => r.target === target);
   return {
     target,
-    framesPerSec: mid.result.framesPerSec,
-    eventsPerSec: mid.result.eventsPerSec,
-    cpuPerFrameUs: median(runs.map((r) => r.serverCpuUs / r.result.frames)),
-    clientCpuPerFrameUs: median(runs.map((r) => r.result.clientCpuUs / r.result.frames)),
-    latencyP50Ms: median(runs.map((r) => r.result.latency.p50Ms)),
-    latencyP99Ms: median(runs.map((r) => r.result.latency.p99Ms)),
-    framesReceived: mid.result.frames,
-    framesExpected,
-    cut: runs.some((r) => r.result.cut > 0),
-    failedStreams: runs.reduce((sum, r) => sum + r.result.failed, 0),
-    errors: [...new Set(runs.flatMap((r) => r.result.errors))].slice(0, 3),
+    framesPerSec: spread(mine.map((r) => r.framesPerSec)),
+    cpuPerFrameUs: spread(mine.map((r) => r.serverCpuPerFrameUs)),
+    clientCpuPerFrameUs: spread(mine.map((r) => r.clientCpuPerFrameUs)),
+    latencyP50Ms: spread(mine.map((r) => r.latencyP50Ms)),
+    latencyP99Ms: spread(mine.map((r) => r.latencyP99Ms)),
+    cutReps: mine.filter((r) => r.cut > 0).length,
   };
 }
 
@@ -71,40 +57,42 @@ async function compare(
   reps: number,
   pool: ServerPool,
 ): Promise<ComparisonRow> {
-  const runs = new Map<Target, MeasuredRun[]>(TARGETS.map((t) => [t, []]));
+  const runs: RunRecord[] = [];
   const overRef: number[] = [];
   const overLimit: number[] = [];
   const cpuOverLimit: number[] = [];
   for (let rep = 0; rep < reps; rep++) {
-    const same: Partial<Record<Target, MeasuredRun>> = {};
+    const same: Partial<Record<Target, RunRecord>> = {};
     for (const target of TARGETS) {
-      const run = await pool.run(target, streams, scenario, timeLimitMs);
-      same[target] = run;
-      runs.get(target)?.push(run);
+      const record = runRecord(await pool.run(target, streams, scenario, timeLimitMs), rep, scenario);
+      same[target] = record;
+      runs.push(record);
     }
     const { toolstream: ours, reference: ref, limit } = same;
     if (!ours || !ref || !limit) continue;
-    overRef.push(ratio(ours.result.framesPerSec, ref.result.framesPerSec));
-    overLimit.push(ratio(ours.result.framesPerSec, limit.result.framesPerSec));
-    cpuOverLimit.push(ratio(ours.serverCpuUs / ours.result.frames, limit.serverCpuUs / limit.result.frames));
+    overRef.push(ratio(ours.framesPerSec, ref.framesPerSec));
+    overLimit.push(ratio(ours.framesPerSec, limit.framesPerSec));
+    cpuOverLimit.push(ratio(ours.serverCpuPerFrameUs, limit.serverCpuPerFrameUs));
   }
-  const framesExpected = streams * scenario.toolCalls * 2;
   return {
     kind,
     streams,
     scenario,
     timeLimitMs,
     offeredFramesPerSec: scenario.intervalMs > 0 ? (streams * 2 * 1000) / scenario.intervalMs : undefined,
-    figures: TARGETS.map((t) => figures(t, runs.get(t) ?? [], framesExpected)),
-    oursOverReference: median(overRef),
-    oursOverLimit: median(overLimit),
-    cpuOursOverLimit: median(cpuOverLimit),
+    figures: TARGETS.map((t) => figures(t, runs)),
+    oursOverReference: spread(overRef),
+    oursOverLimit: spread(overLimit),
+    cpuOursOverLimit: spread(cpuOverLimit),
+    runs,
   };
 }
 
 export function describeRow(row: ComparisonRow): string {
-  const f = row.figures.map((x) => `${x.target} ${Math.round(x.framesPerSec)} f/s p99 ${x.latencyP99Ms.toFixed(2)} ms${x.cut ? ' (cut)' : ''}`);
-  return `${row.kind} ${row.streams}×${row.scenario.toolCalls}: ${f.join(', ')}; ours/ref ${row.oursOverReference.toFixed(1)}×, ours/limit ${row.oursOverLimit.toFixed(2)}`;
+  const f = row.figures.map(
+    (x) => `${x.target} ${Math.round(x.framesPerSec.median)} f/s p99 ${x.latencyP99Ms.median.toFixed(2)} ms${x.cutReps ? ' (cut)' : ''}`,
+  );
+  return `${row.kind} ${row.streams}×${row.scenario.toolCalls}: ${f.join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`;
 }
 
 export async function measureSideBySide(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<ComparisonRow[]> {
@@ -113,15 +101,11 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, l
     rows.push(row);
     log(describeRow(row));
   };
-  for (const toolCalls of config.singleStreamToolCalls) {
-    const limits = config.singleStreamTimeLimitMs;
-    const timeLimitMs = toolCalls <= 1_000 ? limits.upTo1k : limits.larger;
-    push(await compare('single-stream', 1, { toolCalls, intervalMs: 0, idle: false }, timeLimitMs, config.reps, pool));
-  }
   for (const streams of config.concurrency) {
-    push(
-      await compare('throughput', streams, { toolCalls: config.concurrencyToolCalls, intervalMs: 0, idle: false }, config.concurrencyTimeLimitMs, config.reps, pool),
-    );
+    const flatOut: Scenario = { toolCalls: config.concurrencyToolCalls, intervalMs: 0, idle: false };
+    push(await compare('throughput', streams, flatOut, config.concurrencyTimeLimitMs, config.reps, pool));
+  }
+  for (const streams of config.pacedStreams) {
     const paced: Scenario = { toolCalls: config.pacedToolCalls, intervalMs: config.pacedIntervalMs, idle: false };
     push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool));
   }

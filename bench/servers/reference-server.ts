@@ -3,6 +3,10 @@
  * DefaultRequestHandler + InMemoryTaskStore behind its express JSON-RPC handler, with an
  * executor that publishes each scripted frame as an artifact-update whose artifact (named
  * `tool-call`) holds one DataPart from our emitToolCall.
+ *
+ * Artifact ids: the seed gives every frame a fresh artifact (`per-frame`), so the task the
+ * store clones per event grows by one artifact per frame; an SDK user who names one artifact
+ * per tool call (`per-call`) replaces it on `completed`, and the task grows half as fast.
  */
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -20,8 +24,10 @@ import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { emitToolCall, TOOL_CALL_V1_ARTIFACT_NAME, toolCallV1AgentExtension } from '../../src/extensions';
 import { parseScenario, playScenario } from '../lib/scenario';
 
-function dataArtifact(parts: Part[], name: string): Artifact {
-  return { artifactId: randomUUID(), name, description: '', parts, metadata: undefined, extensions: [] };
+export type ReferenceArtifactIds = 'per-frame' | 'per-call';
+
+function dataArtifact(artifactId: string, parts: Part[], name: string): Artifact {
+  return { artifactId, name, description: '', parts, metadata: undefined, extensions: [] };
 }
 
 function textOf(message: Message): string {
@@ -32,6 +38,8 @@ function textOf(message: Message): string {
 class ScriptedReferenceExecutor implements AgentExecutor {
   /** The reference design never aborts a run on disconnect; only cancelTask ends an idle one. */
   private readonly running = new Map<string, AbortController>();
+
+  constructor(private readonly artifactIds: ReferenceArtifactIds) {}
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
@@ -65,7 +73,11 @@ class ScriptedReferenceExecutor implements AgentExecutor {
           AgentEvent.artifactUpdate({
             taskId,
             contextId,
-            artifact: dataArtifact([emitToolCall(frame)], TOOL_CALL_V1_ARTIFACT_NAME),
+            artifact: dataArtifact(
+              this.artifactIds === 'per-frame' ? randomUUID() : `tool-call-${frame.toolCallId}`,
+              [emitToolCall(frame)],
+              TOOL_CALL_V1_ARTIFACT_NAME,
+            ),
             append: false,
             lastChunk: false,
             metadata: undefined,
@@ -100,8 +112,8 @@ function agentCard(url: string): AgentCard {
   };
 }
 
-export function createReferenceServer(): Server {
-  const handler = new DefaultRequestHandler(agentCard('http://127.0.0.1/'), new InMemoryTaskStore(), new ScriptedReferenceExecutor());
+export function createReferenceServer(artifactIds: ReferenceArtifactIds): Server {
+  const handler = new DefaultRequestHandler(agentCard('http://127.0.0.1/'), new InMemoryTaskStore(), new ScriptedReferenceExecutor(artifactIds));
   const app = express();
   app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   return createServer(app);

@@ -2,6 +2,8 @@
  * Child-process entry of one server under test: `serve.ts <target>`. Listens on a free
  * loopback port, tells the harness which, and answers its CPU and memory probes.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -10,7 +12,9 @@ async function createServer(target: Target): Promise<ServerUnderTest> {
     case 'limit':
       return { server: (await import('./limit-server')).createLimitServer(), rpcPath: '/' };
     case 'reference':
-      return { server: (await import('./reference-server')).createReferenceServer(), rpcPath: '/' };
+      return { server: (await import('./reference-server')).createReferenceServer('per-frame'), rpcPath: '/' };
+    case 'reference-per-call':
+      return { server: (await import('./reference-server')).createReferenceServer('per-call'), rpcPath: '/' };
     case 'toolstream':
       return (await import('./toolstream-server')).createToolstreamServer();
   }
@@ -38,14 +42,29 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  let profiler: Session | undefined;
   process.on('message', (command: ServerCommand) => {
-    if (command.type === 'cpu') {
+    if (command.type === 'profile-start') {
+      profiler = new Session();
+      profiler.connect();
+      profiler.post('Profiler.enable', () =>
+        profiler?.post('Profiler.setSamplingInterval', { interval: 200 }, () => profiler?.post('Profiler.start', () => reply({ type: 'profile-started' }))),
+      );
+    } else if (command.type === 'profile-stop') {
+      profiler?.post('Profiler.stop', (err, result) => {
+        if (err) throw err;
+        writeFileSync(command.file, JSON.stringify(result.profile));
+        profiler?.disconnect();
+        profiler = undefined;
+        reply({ type: 'profile-written', file: command.file });
+      });
+    } else if (command.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       reply({ type: 'cpu', userUs: user, systemUs: system });
     } else {
-      collectGarbage();
-      const { rss, heapUsed } = process.memoryUsage();
-      reply({ type: 'memory', rss, heapUsed });
+      if (command.gc) collectGarbage();
+      const { rss, heapUsed, external } = process.memoryUsage();
+      reply({ type: 'memory', rss, heapUsed, external });
     }
   });
   process.on('disconnect', () => process.exit(0));

@@ -90,6 +90,19 @@ export const authenticationRequired = (message: string, challenges: string[]): A
 export const serviceUnavailable = (message: string, retryAfterSeconds: number): A2aHttpError =>
   new A2aHttpError(503, 'UNAVAILABLE', -32603, message, [], { 'Retry-After': String(retryAfterSeconds) });
 
+/** Too many tasks running: 503 for the server as a whole, 429 for one caller; both say when to retry. */
+export const tooManyLiveTasks = (scope: 'server' | 'caller', limit: number, option: string, retryAfterSeconds: number): A2aHttpError =>
+  new A2aHttpError(
+    scope === 'server' ? 503 : 429,
+    scope === 'server' ? 'UNAVAILABLE' : 'RESOURCE_EXHAUSTED',
+    -32603,
+    scope === 'server'
+      ? `The server is running ${limit} tasks, its limit (${option}); retry after ${retryAfterSeconds} s`
+      : `You have ${limit} tasks running, the limit per caller (${option}); wait for one to end or cancel one, then retry`,
+    [{ '@type': ERROR_INFO_TYPE, reason: 'TOO_MANY_LIVE_TASKS', domain: 'toolstream', metadata: { limit: String(limit), option } }],
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+
 export const bodyTooLarge = (limit: number, option: string): A2aHttpError =>
   new A2aHttpError(413, 'INVALID_ARGUMENT', -32600, `The request body exceeds the limit of ${limit} bytes (${option})`, [
     { '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: 'body', description: `larger than ${limit} bytes` }] },

@@ -97,15 +97,15 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
         }
         case 'SendStreamingMessage':
-          return { kind: 'stream', messages: this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
         case 'GetTask':
-          return { kind: 'json', result: this.a2a.taskJson(this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
+          return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
         case 'ListTasks':
-          return { kind: 'json', result: JSON.stringify(this.a2a.listTasks(await this.params(call, ListTasksRequestDto), ctx)) };
+          return { kind: 'json', result: JSON.stringify(await this.a2a.listTasks(await this.params(call, ListTasksRequestDto), ctx)) };
         case 'CancelTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '1.0') };
         case 'SubscribeToTask':
-          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
+          return { kind: 'stream', messages: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).messages };
       }
     } else {
       switch (call.method) {
@@ -114,13 +114,13 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
         }
         case 'message/stream':
-          return { kind: 'stream', messages: this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
         case 'tasks/get':
-          return { kind: 'json', result: this.a2a.taskJson(this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
+          return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
         case 'tasks/cancel':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '0.3') };
         case 'tasks/resubscribe':
-          return { kind: 'stream', messages: this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res).messages };
+          return { kind: 'stream', messages: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).messages };
       }
     }
     throw methodNotFound(call.method, versionHint(call.method, ctx));
@@ -147,7 +147,10 @@ export class A2aJsonRpcController {
 
   /**
    * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). The pipeline is paced
-   * by this response's drain, so what waits for a slow client stays in the task's log.
+   * by this response's drain, so what waits for a slow client stays in the task's log. The
+   * headers leave with the events written in the same turn (a stream's first event, its Task or
+   * replay, is written at subscription): one write instead of two per stream; they are flushed
+   * alone only for a stream with nothing to send yet.
    */
   private sendStream(res: Response, messages: Observable<MessageEvent>): void {
     res.socket?.setNoDelay(true);
@@ -158,15 +161,19 @@ export class A2aJsonRpcController {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    res.flushHeaders();
+    let wrote = false;
     const subscription = messages.subscribe({
-      next: (message) => res.write(formatSse(message)),
+      next: (message) => {
+        wrote = true;
+        res.write(formatSse(message));
+      },
       error: (err: unknown) => {
         this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
         res.end();
       },
       complete: () => res.end(),
     });
+    if (!wrote && !res.writableEnded) res.flushHeaders();
     res.once('close', () => subscription.unsubscribe());
   }
 }

@@ -57,25 +57,25 @@ export class A2aController {
 
   @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST })
   @HttpCode(200)
-  streamMessage(
+  async streamMessage(
     @CallContext() ctx: A2aCallContext,
     @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto,
     @Res({ passthrough: true }) res: Response,
-  ): Observable<MessageEvent> {
+  ): Promise<Observable<MessageEvent>> {
     res.set(extensionHeaders(ctx));
-    return this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res).messages;
+    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res)).messages;
   }
 
   @Get(REST_ROUTES.tasks)
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
-  listTasks(@CallContext() ctx: A2aCallContext, @Query(A2aValidationPipe) query: ListTasksRequestDto): unknown {
+  listTasks(@CallContext() ctx: A2aCallContext, @Query(A2aValidationPipe) query: ListTasksRequestDto): Promise<unknown> {
     return this.a2a.listTasks(query, ctx);
   }
 
   @Get(REST_ROUTES.task)
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
-  getTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: GetTaskRequestDto): unknown {
-    return Task.toJSON(this.a2a.getTask(request, ctx));
+  async getTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: GetTaskRequestDto): Promise<unknown> {
+    return Task.toJSON(await this.a2a.getTask(request, ctx));
   }
 
   @Post(REST_ROUTES.cancelTask)
@@ -87,13 +87,13 @@ export class A2aController {
 
   @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST })
   @HttpCode(200)
-  subscribeTask(
+  async subscribeTask(
     @CallContext() ctx: A2aCallContext,
     @TaskRequestParams(A2aValidationPipe) request: TaskIdRequestDto,
     @Headers(LAST_EVENT_ID_HEADER) lastEventId: string | undefined,
     @Res({ passthrough: true }) res: Response,
-  ): Observable<MessageEvent> {
+  ): Promise<Observable<MessageEvent>> {
     res.set(extensionHeaders(ctx));
-    return this.a2a.subscribe(request, lastEventId, ctx, REST, res).messages;
+    return (await this.a2a.subscribe(request, lastEventId, ctx, REST, res)).messages;
   }
 }

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
-import { ExtensionsModule } from '../extensions';
+import { ExtensionsModule } from '../extensions/extensions.module';
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
 export interface A2aSkillOptions {
@@ -63,6 +63,35 @@ export interface A2aModuleOptions {
    * resuming from a dropped event gets a Task snapshot first, then the live events.
    */
   maxEventsPerTask?: number;
+  /**
+   * Finished tool calls whose artifacts a task keeps in its snapshot (GetTask, a resume from a
+   * trimmed Last-Event-ID), newest first (default 100); open tools are always kept. Every frame
+   * stays in the event log, so a stream still carries each one.
+   */
+  maxFinishedToolsPerTask?: number;
+  /**
+   * Tasks running at once on this server (default 1000). Past it a new message is refused with
+   * HTTP 503 and Retry-After (JSON-RPC -32603), naming the limit.
+   */
+  maxLiveTasks?: number;
+  /**
+   * Tasks one caller may have running at once (default 500). Past it: HTTP 429 and Retry-After
+   * (JSON-RPC -32603), naming the limit.
+   */
+  maxLiveTasksPerCaller?: number;
+  /** Finished tasks kept readable (default 10000); past it the oldest finished is forgotten first. */
+  maxRetainedTasks?: number;
+  /**
+   * Bytes the finished tasks may hold, their retained events and artifacts (default 256 MiB);
+   * past it the oldest finished are forgotten first.
+   */
+  maxRetainedBytes?: number;
+  /**
+   * How long a run may take before its task ends FAILED (its open tools closed as failed) and
+   * the run is asked to cancel (default 30 minutes): a run that never answers cannot hold a task
+   * and its streams forever.
+   */
+  runDeadlineMs?: number;
   /**
    * After CancelTask, how long the runtime has to answer "cancelled" before the task is settled
    * as cancelled regardless, its open tools closed as failed (default 5000 ms).
@@ -160,6 +189,12 @@ export interface A2aConfig {
   stalledStreamTimeoutMs: number;
   taskTtlMs: number;
   maxEventsPerTask: number;
+  maxFinishedToolsPerTask: number;
+  maxLiveTasks: number;
+  maxLiveTasksPerCaller: number;
+  maxRetainedTasks: number;
+  maxRetainedBytes: number;
+  runDeadlineMs: number;
   cancelTimeoutMs: number;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
@@ -179,6 +214,12 @@ export const A2A_DEFAULTS = {
   disconnectGraceMs: 3_000,
   taskTtlMs: 60 * 60_000,
   maxEventsPerTask: 10_000,
+  maxFinishedToolsPerTask: 100,
+  maxLiveTasks: 1_000,
+  maxLiveTasksPerCaller: 500,
+  maxRetainedTasks: 10_000,
+  maxRetainedBytes: 256 * 1024 * 1024,
+  runDeadlineMs: 30 * 60_000,
   cancelTimeoutMs: 5_000,
   maxBodyBytes: 1024 * 1024,
   bodyTimeoutMs: 10_000,
@@ -224,6 +265,12 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     stalledStreamTimeoutMs: positive(options.stalledStreamTimeoutMs, 'stalledStreamTimeoutMs') ?? A2A_DEFAULTS.stalledStreamTimeoutMs,
     taskTtlMs: positive(options.taskTtlMs, 'taskTtlMs') ?? A2A_DEFAULTS.taskTtlMs,
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
+    maxFinishedToolsPerTask: wholeNumber(options.maxFinishedToolsPerTask, 'maxFinishedToolsPerTask') ?? A2A_DEFAULTS.maxFinishedToolsPerTask,
+    maxLiveTasks: positive(options.maxLiveTasks, 'maxLiveTasks') ?? A2A_DEFAULTS.maxLiveTasks,
+    maxLiveTasksPerCaller: positive(options.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller') ?? A2A_DEFAULTS.maxLiveTasksPerCaller,
+    maxRetainedTasks: positive(options.maxRetainedTasks, 'maxRetainedTasks') ?? A2A_DEFAULTS.maxRetainedTasks,
+    maxRetainedBytes: positive(options.maxRetainedBytes, 'maxRetainedBytes') ?? A2A_DEFAULTS.maxRetainedBytes,
+    runDeadlineMs: positive(options.runDeadlineMs, 'runDeadlineMs') ?? A2A_DEFAULTS.runDeadlineMs,
     cancelTimeoutMs: positive(options.cancelTimeoutMs, 'cancelTimeoutMs') ?? A2A_DEFAULTS.cancelTimeoutMs,
     maxBodyBytes: positive(options.maxBodyBytes, 'maxBodyBytes') ?? A2A_DEFAULTS.maxBodyBytes,
     bodyTimeoutMs: positive(options.bodyTimeoutMs, 'bodyTimeoutMs') ?? A2A_DEFAULTS.bodyTimeoutMs,
@@ -259,6 +306,14 @@ function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isFinite(value) || value <= 0) {
     throw new Error(`A2aModule option ${name} must be a positive number, got ${String(value)}`);
+  }
+  return value;
+}
+
+function wholeNumber(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new Error(`A2aModule option ${name} must be zero or a positive whole number, got ${String(value)}`);
   }
   return value;
 }

@@ -1,7 +1,8 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { ExtensionsModule, TOOL_CALL_V1_EXTENSION_URI } from '../extensions';
+import { TOOL_CALL_V1_EXTENSION_URI } from '../extensions';
+import { ExtensionsModule } from '../extensions/extensions.module';
 import { AgentBus, EventEmitterAgentBus } from '../runtime';
 import { A2A_CONFIG } from './a2a.constants';
 import { A2aModule } from './a2a.module';

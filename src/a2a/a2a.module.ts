@@ -1,5 +1,6 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { A2A_CONFIG } from './a2a.constants';
 import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { A2aController } from './a2a.controller';
@@ -12,6 +13,9 @@ import { BodyParseFilter } from './body-parse.filter';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { RestNegotiationGuard } from './rest-negotiation.guard';
 import { TaskService } from './task.service';
+import { TaskStore } from './store/task-store';
+import { InMemoryTaskStore } from './store/in-memory-task-store';
+import type { A2aConfig } from './a2a.module-definition';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
@@ -31,7 +35,12 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
 @Module({
   controllers: [AgentCardController, A2aJsonRpcController, A2aController],
   providers: [
-    { provide: A2A_CONFIG, inject: [A2A_MODULE_OPTIONS], useFactory: (options: A2aModuleOptions) => resolveA2aConfig(options) },
+    {
+      provide: A2A_CONFIG,
+      inject: [optionalOptions(A2A_MODULE_OPTIONS)],
+      useFactory: (options?: A2aModuleOptions) => resolveA2aConfig(requireForRoot('A2aModule', options)),
+    },
+    { provide: TaskStore, inject: [A2A_CONFIG], useFactory: (config: A2aConfig) => new InMemoryTaskStore(config) },
     TaskService,
     A2aService,
     AgentCardService,
@@ -45,7 +54,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },
   ],
-  exports: [TaskService, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
+  exports: [TaskService, TaskStore, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
 })
 export class A2aModule extends ConfigurableModuleClass implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

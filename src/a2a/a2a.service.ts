@@ -11,7 +11,7 @@ import {
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { EMPTY, catchError, type Observable } from 'rxjs';
-import { AGENT_EXTENSIONS } from '../extensions';
+import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
 import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
@@ -32,8 +32,8 @@ import type { SendMessageRequestDto } from './dto/send-message.dto';
 import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
 import { toSseMessages, withKeepAlive, type StreamFraming } from './sse-framing';
-import type { TaskRecord } from './task-record';
 import type { TaskEvent } from './task-event';
+import type { TaskView } from './store/task-store';
 import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
 import { ClientStreams } from './streams/client-streams';
 
@@ -44,7 +44,7 @@ export type SendRequest = Pick<SendMessageRequest, 'message' | 'configuration' |
 
 /** A stream ready to be written: its task and its SSE messages. */
 export interface TaskStream {
-  task: TaskRecord;
+  task: TaskView;
   messages: Observable<MessageEvent>;
 }
 
@@ -97,7 +97,7 @@ export class A2aService {
    * The caller leaving before that cancels it (option `cancelOnDisconnect`).
    */
   async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
-    const task = this.tasks.start(this.startInput(request, ctx));
+    const task = await this.tasks.start(await this.startInput(request, ctx));
     if (!request.configuration?.returnImmediately) {
       this.cancelIfClientLeaves(response, task);
       await task.settled;
@@ -106,8 +106,8 @@ export class A2aService {
   }
 
   /** SendStreamingMessage: starts a task and streams all of it, from its first event (the Task). */
-  streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): TaskStream {
-    const { task, events, release } = this.tasks.startStreaming(this.startInput(request, ctx), {
+  async streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Promise<TaskStream> {
+    const { task, events, release } = await this.tasks.startStreaming(await this.startInput(request, ctx), {
       toolFrames: ctx.toolFrames,
       pace: responsePace(response, framing),
     });
@@ -117,15 +117,15 @@ export class A2aService {
     return { task, messages: this.frame(events, ctx, framing, response) };
   }
 
-  getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Task {
-    return this.require(dto.id, ctx).snapshot({ historyLength: dto.historyLength });
+  async getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Promise<Task> {
+    return (await this.require(dto.id, ctx)).snapshot({ historyLength: dto.historyLength });
   }
 
   /** ListTasks, in ProtoJSON with `nextPageToken` always present (A2A 1.0, section 3.1.4). */
-  listTasks(dto: ListTasksRequestDto, ctx: A2aCallContext): Record<string, unknown> {
+  async listTasks(dto: ListTasksRequestDto, ctx: A2aCallContext): Promise<Record<string, unknown>> {
     const request = ListTasksRequest.fromJSON(dto);
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const page = this.tasks.list(ctx.caller, {
+    const page = await this.tasks.list(ctx.caller, {
       contextId: request.contextId || undefined,
       state: request.status === TaskState.TASK_STATE_UNSPECIFIED ? undefined : request.status,
       statusAfter: request.statusTimestampAfter ? Date.parse(request.statusTimestampAfter) : undefined,
@@ -140,7 +140,7 @@ export class A2aService {
 
   /** CancelTask: resolves with the task once it is terminal. */
   async cancelTask(dto: TaskIdRequestDto, ctx: A2aCallContext): Promise<Task> {
-    const task = this.require(dto.id, ctx);
+    const task = await this.require(dto.id, ctx);
     if (task.isTerminal) throw taskNotCancelable(task.id, taskStateToJSON(task.state));
     await this.tasks.cancel(task, 'cancelled by the client');
     return task.snapshot();
@@ -150,16 +150,16 @@ export class A2aService {
    * SubscribeToTask: without Last-Event-ID, a Task snapshot then the live events (a terminal
    * task is -32004, as the spec says); with it, exactly the events after it, then live.
    */
-  subscribe(
+  async subscribe(
     dto: TaskIdRequestDto,
     lastEventId: string | undefined,
     ctx: A2aCallContext,
     framing: StreamFraming,
     response: ServerResponse,
-  ): TaskStream {
-    const task = this.require(dto.id, ctx);
+  ): Promise<TaskStream> {
+    const task = await this.require(dto.id, ctx);
     const after = lastEventId === undefined ? undefined : parseLastEventId(lastEventId, task);
-    if (task.isTerminal && (after === undefined || after >= task.log.lastSeq)) {
+    if (task.isTerminal && (after === undefined || after >= task.lastSeq)) {
       throw unsupportedOperation(`Task ${task.id} is ${taskStateToJSON(task.state)}: there is nothing left to stream`, {
         taskId: task.id,
       });
@@ -202,10 +202,10 @@ export class A2aService {
   }
 
   /** Checks a send request against the task it names and the output modes, and reads its text. */
-  private startInput(request: SendRequest, ctx: A2aCallContext): StartTaskInput {
+  private async startInput(request: SendRequest, ctx: A2aCallContext): Promise<StartTaskInput> {
     const { message } = request;
     if (message.taskId) {
-      const existing = this.require(message.taskId, ctx);
+      const existing = await this.require(message.taskId, ctx);
       throw unsupportedOperation(
         existing.isTerminal
           ? `Task ${existing.id} is ${taskStateToJSON(existing.state)} and takes no more messages; send a new message with its contextId to continue the conversation`
@@ -221,11 +221,13 @@ export class A2aService {
     }
     const text = messageText(message);
     checkTextLength(text, this.config.maxTextLength);
-    return { message, text, caller: ctx.caller, metadata: request.metadata };
+    // The agent reads one metadata map: the message's own keys over the request's.
+    const metadata = message.metadata || request.metadata ? { ...request.metadata, ...message.metadata } : undefined;
+    return { message, text, caller: ctx.caller, metadata };
   }
 
-  private require(id: string, ctx: A2aCallContext): TaskRecord {
-    const task = this.tasks.find(id, ctx.caller);
+  private async require(id: string, ctx: A2aCallContext): Promise<TaskView> {
+    const task = await this.tasks.find(id, ctx.caller);
     if (!task) throw taskNotFound(id);
     return task;
   }
@@ -234,7 +236,7 @@ export class A2aService {
    * The client that started a task leaving early cancels it, after a grace period in which a
    * client may rejoin (a live stream on the task at the end of it keeps the run going).
    */
-  private cancelIfClientLeaves(response: ServerResponse, task: TaskRecord): void {
+  private cancelIfClientLeaves(response: ServerResponse, task: TaskView): void {
     if (!this.config.cancelOnDisconnect) return;
     response.once('close', () => {
       if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
@@ -290,14 +292,14 @@ function messageRequired(): never {
 }
 
 /** Last-Event-ID: an event id this server sent for the task, i.e. 0..lastSeq. */
-function parseLastEventId(raw: string, task: TaskRecord): number {
+function parseLastEventId(raw: string, task: TaskView): number {
   const value = raw.trim();
   if (!/^\d{1,15}$/.test(value)) {
     throw invalidParams([{ field: 'Last-Event-ID', description: `must be an event id (a non-negative integer), got ${JSON.stringify(echo(raw))}` }]);
   }
   const seq = Number(value);
-  if (seq > task.log.lastSeq) {
-    throw invalidParams([{ field: 'Last-Event-ID', description: `${seq} is beyond the last event of task ${task.id} (${task.log.lastSeq})` }]);
+  if (seq > task.lastSeq) {
+    throw invalidParams([{ field: 'Last-Event-ID', description: `${seq} is beyond the last event of task ${task.id} (${task.lastSeq})` }]);
   }
   return seq;
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AgentCard, type AgentExtension, type AgentInterface } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
-import { AGENT_EXTENSIONS } from '../extensions';
+import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
 import { A2A_CONFIG, JSON_RPC_PATH } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { legacySecurityDeclaration, securityDeclaration } from './auth/a2a-auth.service';

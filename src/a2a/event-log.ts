@@ -11,8 +11,20 @@ export class EventLog<T> {
   /** Sequence number of `items[start]`. */
   private first = 1;
 
-  constructor(private readonly capacity: number) {
+  /** Sum of the retained events' weights. */
+  private weight = 0;
+
+  constructor(
+    private readonly capacity: number,
+    /** An event's weight (e.g. its bytes); the log keeps the sum over what it retains. */
+    private readonly weigh?: (event: T) => number,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`EventLog capacity must be a positive integer, got ${capacity}`);
+  }
+
+  /** The retained events' total weight (0 without a `weigh` function). */
+  get bytes(): number {
+    return this.weight;
   }
 
   /** Sequence number of the newest event, 0 while empty. */
@@ -37,6 +49,7 @@ export class EventLog<T> {
   /** Appends the event numbered `nextSeq`, then trims to capacity (see `trim`). */
   append(event: T, keepAfter = Number.POSITIVE_INFINITY): void {
     this.items.push(event);
+    if (this.weigh) this.weight += this.weigh(event);
     this.trim(keepAfter);
   }
 
@@ -57,6 +70,8 @@ export class EventLog<T> {
   }
 
   private dropOldest(): void {
+    const dropped = this.items[this.start];
+    if (this.weigh && dropped !== undefined) this.weight -= this.weigh(dropped);
     this.items[this.start] = undefined;
     this.start += 1;
     this.first += 1;

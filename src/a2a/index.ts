@@ -18,5 +18,16 @@ export { A2aDrainService, type DrainReport } from './shutdown/a2a-drain.service'
 export { enableGracefulShutdown, type GracefulShutdownOptions } from './shutdown/graceful-shutdown';
 export { A2A_CONFIG, JSON_RPC_PATH, AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSIONS, type ProtocolVersion } from './a2a.constants';
 export { TaskService, type A2aMetrics } from './task.service';
+export {
+  TaskStore,
+  type TaskView,
+  type TaskWriter,
+  type WrittenTask,
+  type NewTask,
+  type ListTasksQuery,
+  type TaskPage,
+  type Conversation,
+} from './store/task-store';
+export { InMemoryTaskStore, type InMemoryTaskStoreOptions } from './store/in-memory-task-store';
 export { AgentCardService } from './agent-card.service';
 export type { CallerId } from './task-record';

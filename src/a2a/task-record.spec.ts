@@ -16,8 +16,8 @@ function userMessage(text = 'hello'): Message {
   };
 }
 
-function newTask(maxEvents = 100): TaskRecord {
-  return new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents });
+function newTask(maxEvents = 100, maxFinishedTools = 100): TaskRecord {
+  return new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents, maxFinishedTools });
 }
 
 function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
@@ -78,6 +78,37 @@ describe('TaskRecord', () => {
     // b never finished: the answer closed it, so every started tool has a terminal frame.
     expect(parseToolCall(snapshot.artifacts[1].parts)).toMatchObject({ phase: 'failed', error: 'the run ended before this tool finished' });
     expect(snapshot.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
+  });
+
+  it('keeps open tools plus the newest maxFinishedTools finished ones: 100,000 calls, a small snapshot', () => {
+    const task = newTask(100, 50);
+    task.toolFrame({ toolCallId: 'open-early', name: 'slow', phase: 'started' });
+    for (let i = 0; i < 100_000; i++) {
+      task.toolFrame({ toolCallId: `c${i}`, name: 'calculator', phase: 'started', args: { expression: `${i}*2` } });
+      task.toolFrame({ toolCallId: `c${i}`, name: 'calculator', phase: 'completed', result: i * 2 });
+    }
+    task.toolFrame({ toolCallId: 'open-late', name: 'slow', phase: 'started' });
+    const ids = task.snapshot().artifacts.map((a) => a.artifactId);
+    expect(ids).toHaveLength(52);
+    expect(ids).toContain('tool-call-open-early');
+    expect(ids).toContain('tool-call-open-late');
+    expect(ids.filter((id) => id.startsWith('tool-call-c'))).toEqual(Array.from({ length: 50 }, (_, k) => `tool-call-c${99_950 + k}`));
+    // What GetTask or a resume from a trimmed Last-Event-ID sends stays small, however long the task.
+    expect(JSON.stringify(task.snapshot()).length).toBeLessThan(64 * 1024);
+    // What the task holds: its retained events (100) and kept artifacts, not 100,000 calls.
+    expect(task.bytes).toBeLessThan(128 * 1024);
+    task.complete('done');
+    // The open tools were closed as failed and the answer added; still bounded.
+    expect(task.snapshot().artifacts.map((a) => a.artifactId).slice(-1)).toEqual(['answer']);
+    expect(task.snapshot().artifacts).toHaveLength(51);
+  });
+
+  it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {
+    const task = newTask(100, 0);
+    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });
+    task.toolFrame({ toolCallId: 'b', name: 'x', phase: 'started' });
+    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'completed' });
+    expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-b']);
   });
 
   it('closes open tools as failed "cancelled" when cancelled, then ends CANCELED with the reason', () => {

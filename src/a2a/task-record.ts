@@ -2,6 +2,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type StreamRes
 import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, type ToolCallArtifactData } from '../extensions';
 import { EventLog } from './event-log';
 import { TaskEvent } from './task-event';
+import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
 export type CallerId = string | undefined;
@@ -22,6 +23,10 @@ export function isTerminalState(state: TaskState): boolean {
 
 export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' };
+}
+
+function answerArtifact(text: string): Artifact {
+  return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
 }
 
 /** Someone following a task's events from a sequence number on. */
@@ -47,6 +52,10 @@ interface TaskRecordInit {
   /** The message as plain text, kept for the history of later tasks in the same context. */
   text: string;
   maxEvents: number;
+  /** Finished tools whose artifacts the task keeps (newest first); open tools are always kept. */
+  maxFinishedTools: number;
+  /** Called after each status change (the store's listing index follows it). */
+  onStatus?: (task: TaskRecord) => void;
 }
 
 export interface SnapshotOptions {
@@ -56,11 +65,11 @@ export interface SnapshotOptions {
 }
 
 /**
- * One task: its status, history and artifacts, and the ordered log of the events its streams
- * carry. Each change appends its events and hands them to the live listeners; no event costs
- * more than itself, however long the task has run (no copy of the task per event).
+ * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
+ * events its streams carry. Each change appends its events and hands them to the live listeners;
+ * no event costs more than itself, however long the task has run (no copy of the task per event).
  */
-export class TaskRecord {
+export class TaskRecord implements TaskView, TaskWriter {
   readonly id: string;
   readonly contextId: string;
   readonly owner: CallerId;
@@ -70,11 +79,18 @@ export class TaskRecord {
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
   answerText?: string;
+  /** The answer streamed so far, and whether its last piece came. */
+  private streamedAnswer: { text: string; last: boolean } | undefined;
   /** Resolves once the task is in a terminal state. */
   readonly settled: Promise<void>;
 
   private readonly history: Message[];
+  /** The answer and open tools' artifacts, then finished tools' artifacts, oldest first. */
   private readonly artifacts = new Map<string, Artifact>();
+  /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
+  private readonly finishedArtifacts = new Set<string>();
+  private readonly maxFinishedTools: number;
+  private readonly onStatus?: (task: TaskRecord) => void;
   /** Tools started and not yet finished: closed as failed if the task ends first. */
   private readonly openTools = new Map<string, string>();
   private readonly listeners = new Set<TaskListener>();
@@ -83,6 +99,9 @@ export class TaskRecord {
   private readonly pumping = new WeakSet<TaskListener>();
   private readonly onSettled: (() => void)[] = [];
   private resolveSettled!: () => void;
+  /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
+  private readonly artifactWeights = new Map<string, number>();
+  private artifactBytes = 0;
 
   constructor(init: TaskRecordInit) {
     this.id = init.id;
@@ -90,7 +109,9 @@ export class TaskRecord {
     this.owner = init.owner;
     this.userText = init.text;
     this.history = [init.message];
-    this.log = new EventLog<TaskEvent>(init.maxEvents);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length);
+    this.maxFinishedTools = init.maxFinishedTools;
+    this.onStatus = init.onStatus;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
@@ -107,6 +128,14 @@ export class TaskRecord {
 
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  get lastSeq(): number {
+    return this.log.lastSeq;
+  }
+
+  retainsAfter(seq: number): boolean {
+    return this.log.retainsAfter(seq);
   }
 
   /** Runs once the task settles (at once if it already has). */
@@ -136,29 +165,52 @@ export class TaskRecord {
     }
     if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
     else this.openTools.delete(frame.toolCallId);
-    this.commit(event, artifact);
+    this.commit(event);
+    this.keepToolArtifact(artifact, event.json.length, frame.phase !== 'started');
+  }
+
+  /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
+  get bytes(): number {
+    return this.log.bytes + this.artifactBytes;
   }
 
   /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
+  /**
+   * A piece of the answer as the model writes it: an artifact update of the `answer` artifact
+   * carrying the piece (`append` and `lastChunk` as given). The snapshot holds the answer so
+   * far; an empty piece that does not append withdraws it.
+   */
+  answer(text: string, append: boolean, last: boolean): void {
+    if (this.isTerminal) return;
+    this.streamedAnswer = { text: append && this.streamedAnswer ? this.streamedAnswer.text + text : text, last };
+    const piece = answerArtifact(text);
+    const event = new TaskEvent(this.log.nextSeq, {
+      payload: { $case: 'artifactUpdate', value: { taskId: this.id, contextId: this.contextId, artifact: piece, append, lastChunk: last, metadata: undefined } },
+    });
+    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_ARTIFACT_ID);
+    else this.artifacts.set(ANSWER_ARTIFACT_ID, answerArtifact(this.streamedAnswer.text));
+    this.commit(event);
+  }
+
+  /**
+   * The answer, then COMPLETED. When the streamed pieces already ended with exactly this text,
+   * they stand; otherwise the whole answer goes out as one `answer` artifact.
+   */
   complete(answer: string): void {
     if (this.isTerminal) return;
     this.closeOpenTools('the run ended before this tool finished');
-    const artifact: Artifact = {
-      artifactId: ANSWER_ARTIFACT_ID,
-      name: ANSWER_ARTIFACT_NAME,
-      description: '',
-      parts: [textPart(answer)],
-      metadata: undefined,
-      extensions: [],
-    };
     this.answerText = answer;
     this.history.push(this.agentMessage(`${this.id}-answer`, answer));
-    this.append({
-      payload: {
-        $case: 'artifactUpdate',
-        value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: true, metadata: undefined },
-      },
-    });
+    if (!this.streamedAnswer?.last || this.streamedAnswer.text !== answer) {
+      const artifact = answerArtifact(answer);
+      this.append({
+        payload: {
+          $case: 'artifactUpdate',
+          value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: true, metadata: undefined },
+        },
+      });
+    }
+    this.streamedAnswer = undefined;
     this.setStatus(TaskState.TASK_STATE_COMPLETED);
   }
 
@@ -244,6 +296,7 @@ export class TaskRecord {
       { payload: { $case: 'statusUpdate', value: { taskId: this.id, contextId: this.contextId, status: this.status, metadata: undefined } } },
       { terminal },
     );
+    this.onStatus?.(this);
     if (terminal) this.settle();
   }
 
@@ -269,7 +322,31 @@ export class TaskRecord {
 
   private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
-    this.commit(new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal), artifact);
+    const event = new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal);
+    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
+    this.commit(event);
+  }
+
+  /**
+   * A tool's artifact, holding its latest phase: kept while the tool is open; once it finished,
+   * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
+   * task runs; every frame is still in the event log for replay).
+   */
+  private keepToolArtifact(artifact: Artifact, weight: number, finished: boolean): void {
+    const id = artifact.artifactId;
+    this.artifactBytes += weight - (this.artifactWeights.get(id) ?? 0);
+    this.artifactWeights.set(id, weight);
+    this.artifacts.set(id, artifact);
+    if (!finished) return;
+    this.finishedArtifacts.delete(id);
+    this.finishedArtifacts.add(id);
+    for (const oldest of this.finishedArtifacts) {
+      if (this.finishedArtifacts.size <= this.maxFinishedTools) break;
+      this.finishedArtifacts.delete(oldest);
+      this.artifacts.delete(oldest);
+      this.artifactBytes -= this.artifactWeights.get(oldest) ?? 0;
+      this.artifactWeights.delete(oldest);
+    }
   }
 
   private trim(): void {
@@ -286,11 +363,10 @@ export class TaskRecord {
     }
   }
 
-  /** Logs a built event, records the artifact it updates (if any), and hands it to the listeners. */
-  private commit(event: TaskEvent, artifact?: Artifact): void {
+  /** Logs a built event and hands it to the listeners. */
+  private commit(event: TaskEvent): void {
     this.log.append(event, this.keepAfter());
     this.dropOverrun();
-    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
     for (const listener of this.listeners) this.pump(listener);
   }
 

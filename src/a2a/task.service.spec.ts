@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -5,6 +6,8 @@ import { AgentBus, EventEmitterAgentBus, type SkillCancel, type SkillRequest } f
 import { resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { JsonRpcRequestError } from './a2a-errors';
 import { TaskService } from './task.service';
+import { InMemoryTaskStore } from './store/in-memory-task-store';
+import type { TaskRecord } from './task-record';
 
 function message(text: string, contextId = ''): Message {
   return {
@@ -27,37 +30,44 @@ describe('TaskService', () => {
 
   function setUp(options: A2aModuleOptions = {}): void {
     bus = new EventEmitterAgentBus(new EventEmitter2({ wildcard: false }));
-    service = new TaskService(bus, resolveA2aConfig(options));
+    const config = resolveA2aConfig(options);
+    service = new TaskService(bus, config, new InMemoryTaskStore(config));
     requests = [];
     cancels = [];
     bus.requests$().subscribe((r) => requests.push(r));
     bus.cancels$().subscribe((c) => cancels.push(c));
   }
 
-  const start = (text: string, caller?: string, contextId = '') => service.start({ message: message(text, contextId), text, caller });
+  const start = async (text: string, caller?: string, contextId = '') =>
+    (await service.start({ message: message(text, contextId), text, caller })) as TaskRecord;
+
+  const streaming = async (...args: Parameters<TaskService['startStreaming']>) => {
+    const started = await service.startStreaming(...args);
+    return { ...started, task: started.task as TaskRecord };
+  };
 
   beforeEach(() => setUp());
   afterEach(() => service.onModuleDestroy());
 
-  it('subscribes the task topics before it publishes the request, so a synchronous run is seen whole', () => {
+  it('subscribes the task topics before it publishes the request, so a synchronous run is seen whole', async () => {
     bus.requests$().subscribe((r) => {
       bus.publish('progress', r.correlationId, { text: 'thinking', step: 0 });
       bus.publish('toolframe', r.correlationId, { frame: { toolCallId: 'a', name: 'calc', phase: 'started' } });
       bus.publish('reply', r.correlationId, { status: 'completed', text: '42' });
     });
-    const task = start('what is 6 x 7');
+    const task = await start('what is 6 x 7');
     expect(task.state).toBe(TaskState.TASK_STATE_COMPLETED);
     // task, thinking, started, failed (closed by the answer), answer, completed
     expect(task.log.lastSeq).toBe(6);
     expect(requests[0]).toMatchObject({ correlationId: task.id, message: 'what is 6 x 7', contextId: task.contextId });
   });
 
-  it('holds three topic subscriptions per live task and releases them when it settles', () => {
+  it('holds three topic subscriptions per live task and releases them when it settles', async () => {
     const baseline = bus.listenerCount();
-    const a = start('a');
-    const b = start('b');
-    expect(service.metrics()).toMatchObject({ liveTasks: 2, topicSubscriptions: 6 });
-    expect(bus.listenerCount()).toBe(baseline + 6);
+    const a = await start('a');
+    const b = await start('b');
+    expect(service.metrics()).toMatchObject({ liveTasks: 2, topicSubscriptions: 8 });
+    expect(bus.listenerCount()).toBe(baseline + 8);
     bus.publish('reply', a.id, { status: 'completed', text: 'A' });
     bus.publish('reply', b.id, { status: 'failed', error: 'B failed' });
     expect(service.metrics()).toMatchObject({ tasks: 2, liveTasks: 0, topicSubscriptions: 0 });
@@ -65,9 +75,9 @@ describe('TaskService', () => {
     expect(b.state).toBe(TaskState.TASK_STATE_FAILED);
   });
 
-  it('keeps tasks apart: a task only takes the events of its own topics', () => {
-    const a = start('a');
-    const b = start('b');
+  it('keeps tasks apart: a task only takes the events of its own topics', async () => {
+    const a = await start('a');
+    const b = await start('b');
     bus.publish('toolframe', a.id, { frame: { toolCallId: 'x', name: 'weather', phase: 'started' } });
     bus.publish('progress', b.id, { text: 'b is thinking', step: 0 });
     expect(a.log.lastSeq).toBe(2);
@@ -76,9 +86,9 @@ describe('TaskService', () => {
     expect(b.log.get(2)?.isToolFrame).toBe(false);
   });
 
-  it('rejects malformed bus payloads with a log line and a count, never a crash', () => {
-    const task = start('a');
-    const warn = jest.spyOn((service as unknown as { logger: { warn: (m: string) => void } }).logger, 'warn').mockImplementation(() => undefined);
+  it('rejects malformed bus payloads with a log line and a count, never a crash', async () => {
+    const task = await start('a');
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     bus.publish('toolframe', task.id, { frame: { toolCallId: '', name: 'x', phase: 'started' } });
     bus.publish('toolframe', task.id, { frame: { toolCallId: 'a', name: 'x', phase: 'running' } } as never);
     bus.publish('progress', task.id, {} as never);
@@ -89,19 +99,19 @@ describe('TaskService', () => {
     expect(task.isTerminal).toBe(false);
   });
 
-  it('fails the task when the request cannot be dispatched', () => {
+  it('fails the task when the request cannot be dispatched', async () => {
     jest.spyOn(bus, 'publishRequest').mockImplementation(() => {
       throw new Error('broker down');
     });
-    const task = start('a');
+    const task = await start('a');
     expect(task.state).toBe(TaskState.TASK_STATE_FAILED);
     expect(task.status.message?.parts[0].content).toEqual({ $case: 'text', value: 'the run could not be dispatched: broker down' });
   });
 
-  it('passes the earlier turns of the same context to the run', () => {
-    const first = start('my name is Ada');
+  it('passes the earlier turns of the same context to the run', async () => {
+    const first = await start('my name is Ada');
     bus.publish('reply', first.id, { status: 'completed', text: 'Hello Ada' });
-    start('what is my name?', undefined, first.contextId);
+    await start('what is my name?', undefined, first.contextId);
     expect(requests[1].contextId).toBe(first.contextId);
     expect(requests[1].history).toEqual([
       { role: 'user', text: 'my name is Ada' },
@@ -109,34 +119,34 @@ describe('TaskService', () => {
     ]);
   });
 
-  it("never hands one caller's turns to another caller who names the same context", () => {
-    const first = start('my key is hunter2', 'caller-a');
+  it("never hands one caller's turns to another caller who names the same context", async () => {
+    const first = await start('my key is hunter2', 'caller-a');
     bus.publish('reply', first.id, { status: 'completed', text: 'noted' });
-    start('what is my key?', 'caller-b', first.contextId);
+    await start('what is my key?', 'caller-b', first.contextId);
     expect(requests[1].history).toEqual([]);
-    start('and mine?', 'caller-a', first.contextId);
+    await start('and mine?', 'caller-a', first.contextId);
     expect(requests[2].history).toEqual([
       { role: 'user', text: 'my key is hunter2' },
       { role: 'agent', text: 'noted' },
     ]);
   });
 
-  it('refuses a message past maxHistoryLength in its conversation, naming the limit, and counts per caller', () => {
+  it('refuses a message past maxHistoryLength in its conversation, naming the limit, and counts per caller', async () => {
     setUp({ maxHistoryLength: 2 });
-    const first = start('one', 'a');
-    start('two', 'a', first.contextId);
-    expect(() => start('three', 'a', first.contextId)).toThrow(JsonRpcRequestError);
-    expect(() => start('three', 'a', first.contextId)).toThrow(`already holds 2 messages, the limit (maxHistoryLength)`);
-    expect(start('other caller', 'b', first.contextId).contextId).toBe(first.contextId);
+    const first = await start('one', 'a');
+    await start('two', 'a', first.contextId);
+    await expect(start('three', 'a', first.contextId)).rejects.toThrow(JsonRpcRequestError);
+    await expect(start('three', 'a', first.contextId)).rejects.toThrow(`already holds 2 messages, the limit (maxHistoryLength)`);
+    expect((await start('other caller', 'b', first.contextId)).contextId).toBe(first.contextId);
     expect(service.metrics().tasks).toBe(3);
   });
 
   describe('what the bus sends is capped and scrubbed (maxFrameFieldBytes, credentials)', () => {
     const key = 'sk-test-0123456789abcdef';
 
-    it('caps each frame field and narration line, and redacts secret-named keys', () => {
+    it('caps each frame field and narration line, and redacts secret-named keys', async () => {
       setUp({ maxFrameFieldBytes: 300 });
-      const task = start('a');
+      const task = await start('a');
       bus.publish('progress', task.id, { text: 'y'.repeat(5_000), step: 1 });
       bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 'fetch', phase: 'started', args: { page: 'x'.repeat(5_000), password: 'pw' } } });
       const line = task.snapshot().history.length; // history keeps only the user message
@@ -149,17 +159,17 @@ describe('TaskService', () => {
       expect(frame).not.toContain('"pw"');
     });
 
-    it('keeps what a custom bus sends that JSON cannot carry (BigInt, cycles) as plain data', () => {
-      const task = start('a');
+    it('keeps what a custom bus sends that JSON cannot carry (BigInt, cycles) as plain data', async () => {
+      const task = await start('a');
       const cyclic: Record<string, unknown> = { n: 10n };
       cyclic.self = cyclic;
       bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 't', phase: 'completed', result: cyclic } });
       expect(JSON.parse(task.log.get(2)!.json)).toMatchObject({ artifactUpdate: { artifact: { parts: [{ data: { result: { n: '10', self: '[circular]' } } }] } } });
     });
 
-    it("scrubs the server's credentials from the message, frames, narration and answer", () => {
+    it("scrubs the server's credentials from the message, frames, narration and answer", async () => {
       setUp({ auth: { apiKeys: [key] } });
-      const task = service.start({ message: message(`use ${key}`), text: `use ${key}`, caller: 'a' });
+      const task = (await service.start({ message: message(`use ${key}`), text: `use ${key}`, caller: 'a' })) as TaskRecord;
       expect(requests[0].message).toBe('use [redacted]');
       bus.publish('progress', task.id, { text: `trying ${key}`, step: 1 });
       bus.publish('toolframe', task.id, { frame: { toolCallId: 'x', name: 'echo', phase: 'started', args: { note: `key=${key}`, [key]: 1 } } });
@@ -171,16 +181,66 @@ describe('TaskService', () => {
     });
   });
 
-  it('lists the running tasks (what a drain waits for)', () => {
-    const a = start('a');
-    const b = start('b');
+  it('lists the running tasks (what a drain waits for)', async () => {
+    const a = await start('a');
+    const b = await start('b');
     bus.publish('reply', a.id, { status: 'completed', text: 'done' });
     expect(service.running()).toEqual([b]);
   });
 
+  describe('limits on live tasks and the run deadline', () => {
+    it('refuses a task past maxLiveTasksPerCaller (429) and past maxLiveTasks (503), each with Retry-After; an ended task frees its slot', async () => {
+      setUp({ maxLiveTasks: 3, maxLiveTasksPerCaller: 2 });
+      const a1 = await start('a1', 'alice');
+      await start('a2', 'alice');
+      await expect(start('a3', 'alice')).rejects.toMatchObject({
+        httpStatus: 429,
+        rpcStatus: 'RESOURCE_EXHAUSTED',
+        headers: { 'Retry-After': '5' },
+        message: expect.stringContaining('the limit per caller (maxLiveTasksPerCaller)'),
+      });
+      await start('b1', 'bob');
+      await expect(start('b2', 'bob')).rejects.toMatchObject({
+        httpStatus: 503,
+        rpcStatus: 'UNAVAILABLE',
+        headers: { 'Retry-After': '5' },
+        message: expect.stringContaining('its limit (maxLiveTasks)'),
+      });
+      bus.publish('reply', a1.id, { status: 'completed', text: 'done' });
+      expect((await start('b2', 'bob')).state).toBe(TaskState.TASK_STATE_SUBMITTED);
+      expect(requests).toHaveLength(4);
+    });
+
+    it('counts concurrent admissions, so a burst cannot slip past the limit', async () => {
+      setUp({ maxLiveTasks: 5 });
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => start(`t${i}`)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+      expect(service.metrics().liveTasks).toBe(5);
+    });
+
+    it('fails a run past runDeadlineMs, closing its open tools, and asks the runtime to stop it', async () => {
+      jest.useFakeTimers();
+      try {
+        setUp({ runDeadlineMs: 1_000 });
+        const task = await start('never answers');
+        bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'stuck', phase: 'started' } });
+        jest.advanceTimersByTime(999);
+        expect(task.isTerminal).toBe(false);
+        jest.advanceTimersByTime(1);
+        expect(task.state).toBe(TaskState.TASK_STATE_FAILED);
+        expect(task.status.message?.parts[0].content).toEqual({ $case: 'text', value: 'the run did not finish within 1000 ms (runDeadlineMs)' });
+        expect(JSON.parse(task.log.get(3)!.json).artifactUpdate.artifact.parts[0].data).toMatchObject({ phase: 'failed', toolCallId: 't' });
+        expect(cancels).toEqual([{ correlationId: task.id, reason: 'the run did not finish within 1000 ms (runDeadlineMs)' }]);
+        expect(service.metrics().liveTasks).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
   describe('cancel', () => {
     it('asks the runtime to cancel and resolves once it answers', async () => {
-      const task = start('a');
+      const task = await start('a');
       bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'slow', phase: 'started' } });
       bus.cancels$().subscribe((c) => {
         bus.publish('toolframe', c.correlationId, { frame: { toolCallId: 't', name: 'slow', phase: 'failed', error: 'cancelled' } });
@@ -193,7 +253,7 @@ describe('TaskService', () => {
 
     it('settles the task as cancelled itself, closing open tools, when the runtime does not answer', async () => {
       setUp({ cancelTimeoutMs: 20 });
-      const task = start('a');
+      const task = await start('a');
       bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'slow', phase: 'started' } });
       await service.cancel(task, 'user asked');
       expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
@@ -204,65 +264,66 @@ describe('TaskService', () => {
 
     it('publishes one cancel however often it is asked', async () => {
       setUp({ cancelTimeoutMs: 10 });
-      const task = start('a');
+      const task = await start('a');
       await Promise.all([service.cancel(task, 'x'), service.cancel(task, 'y')]);
       expect(cancels).toHaveLength(1);
     });
   });
 
   describe('find and list', () => {
-    it('shows a task only to the caller that created it (task-not-found for others)', () => {
-      const mine = start('a', 'alice');
-      expect(service.find(mine.id, 'alice')).toBe(mine);
-      expect(service.find(mine.id, 'bob')).toBeUndefined();
-      expect(service.find(mine.id, undefined)).toBeUndefined();
-      expect(service.list('bob', { pageSize: 10 }).tasks).toEqual([]);
+    it('shows a task only to the caller that created it (task-not-found for others)', async () => {
+      const mine = await start('a', 'alice');
+      expect(await service.find(mine.id, 'alice')).toBe(mine);
+      expect(await service.find(mine.id, 'bob')).toBeUndefined();
+      expect(await service.find(mine.id, undefined)).toBeUndefined();
+      expect((await await service.list('bob', { pageSize: 10 })).tasks).toEqual([]);
     });
 
-    it('lists the most recently updated first, filters, and pages with a cursor', () => {
+    it('lists the most recently updated first, filters, and pages with a cursor', async () => {
       jest.useFakeTimers({ now: 1_000 });
       try {
-        const tasks = ['a', 'b', 'c', 'd', 'e'].map((t) => {
+        const tasks: TaskRecord[] = [];
+        for (const t of ['a', 'b', 'c', 'd', 'e']) {
           jest.advanceTimersByTime(10);
-          return start(t, undefined, t === 'e' ? 'ctx-e' : '');
-        });
+          tasks.push(await start(t, undefined, t === 'e' ? 'ctx-e' : ''));
+        }
         jest.advanceTimersByTime(10);
         bus.publish('reply', tasks[0].id, { status: 'completed', text: 'A' }); // a is now the most recent
         const ids = (page: { tasks: { id: string }[] }) => page.tasks.map((t) => t.id);
-        const first = service.list(undefined, { pageSize: 2 });
+        const first = await service.list(undefined, { pageSize: 2 });
         expect(ids(first)).toEqual([tasks[0].id, tasks[4].id]);
         expect(first.totalSize).toBe(5);
-        const second = service.list(undefined, { pageSize: 2, pageToken: first.nextPageToken });
+        const second = await service.list(undefined, { pageSize: 2, pageToken: first.nextPageToken });
         expect(ids(second)).toEqual([tasks[3].id, tasks[2].id]);
-        const third = service.list(undefined, { pageSize: 2, pageToken: second.nextPageToken });
+        const third = await service.list(undefined, { pageSize: 2, pageToken: second.nextPageToken });
         expect(ids(third)).toEqual([tasks[1].id]);
         expect(third.nextPageToken).toBe('');
-        expect(ids(service.list(undefined, { pageSize: 10, state: TaskState.TASK_STATE_COMPLETED }))).toEqual([tasks[0].id]);
-        expect(ids(service.list(undefined, { pageSize: 10, contextId: 'ctx-e' }))).toEqual([tasks[4].id]);
-        expect(ids(service.list(undefined, { pageSize: 10, statusAfter: 1_040 }))).toEqual([tasks[0].id, tasks[4].id]);
+        expect(ids(await service.list(undefined, { pageSize: 10, state: TaskState.TASK_STATE_COMPLETED }))).toEqual([tasks[0].id]);
+        expect(ids(await service.list(undefined, { pageSize: 10, contextId: 'ctx-e' }))).toEqual([tasks[4].id]);
+        expect(ids(await service.list(undefined, { pageSize: 10, statusAfter: 1_040 }))).toEqual([tasks[0].id, tasks[4].id]);
       } finally {
         jest.useRealTimers();
       }
     });
 
-    it('rejects a page token it did not issue, naming the field', () => {
-      expect(() => service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).toThrow(JsonRpcRequestError);
-      expect(() => service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).toThrow(/pageToken/);
+    it('rejects a page token it did not issue, naming the field', async () => {
+      await expect(service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).rejects.toThrow(JsonRpcRequestError);
+      await expect(service.list(undefined, { pageSize: 2, pageToken: 'bogus' })).rejects.toThrow(/pageToken/);
     });
   });
 
-  it('forgets a finished task after the TTL, and only a finished one', () => {
+  it('forgets a finished task after the TTL, and only a finished one', async () => {
     jest.useFakeTimers();
     try {
       setUp({ taskTtlMs: 1_000 });
-      const done = start('a');
-      const running = start('b');
+      const done = await start('a');
+      const running = await start('b');
       bus.publish('reply', done.id, { status: 'completed', text: 'A' });
       jest.advanceTimersByTime(999);
-      expect(service.find(done.id, undefined)).toBe(done);
+      expect(await service.find(done.id, undefined)).toBe(done);
       jest.advanceTimersByTime(1);
-      expect(service.find(done.id, undefined)).toBeUndefined();
-      expect(service.find(running.id, undefined)).toBe(running);
+      expect(await service.find(done.id, undefined)).toBeUndefined();
+      expect(await service.find(running.id, undefined)).toBe(running);
       expect(service.metrics().tasks).toBe(1);
     } finally {
       jest.useRealTimers();
@@ -279,7 +340,7 @@ describe('TaskService', () => {
     it('gives the stream that started the task every event, also a burst past the cap before it subscribes', async () => {
       setUp({ maxEventsPerTask: 5 });
       burst(6);
-      const { task, events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      const { task, events } = await streaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
       expect(task.log.size).toBe(9); // held past the cap until the stream attaches
       const seqs = (await lastValueFrom(events.pipe(toArray()))).map((e) => e.seq);
       expect(seqs).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -289,16 +350,16 @@ describe('TaskService', () => {
     it('starts that stream with a Task snapshot when the burst overflowed even twice the cap', async () => {
       setUp({ maxEventsPerTask: 5 });
       burst(20);
-      const { events } = service.startStreaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
+      const { events } = await streaming({ message: message('burst'), text: 'burst', caller: undefined }, { toolFrames: true });
       const all = await lastValueFrom(events.pipe(toArray()));
       expect(all.map((e) => e.response.payload?.$case)).toEqual(['task']);
       expect(all[0].seq).toBe(23);
       expect(all[0].response.payload?.$case === 'task' && all[0].response.payload.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     });
 
-    it('lets go of the held events when the stream never attaches', () => {
+    it('lets go of the held events when the stream never attaches', async () => {
       setUp({ maxEventsPerTask: 5 });
-      const { task, release } = service.startStreaming({ message: message('a'), text: 'a', caller: undefined }, { toolFrames: true });
+      const { task, release } = await streaming({ message: message('a'), text: 'a', caller: undefined }, { toolFrames: true });
       for (let i = 0; i < 8; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
       expect(task.log.size).toBe(9);
       release();
@@ -306,7 +367,7 @@ describe('TaskService', () => {
     });
 
     it('paces a stream: no more than a batch per event-loop turn, and nothing while the consumer is busy', async () => {
-      const task = start('a');
+      const task = await start('a');
       for (let i = 0; i < 600; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
       let busy = false;
       let drained: (() => void) | undefined;
@@ -333,7 +394,7 @@ describe('TaskService', () => {
 
   describe('follow', () => {
     it('streams everything from the Task on, ending after the terminal status', async () => {
-      const task = start('a');
+      const task = await start('a');
       const all = lastValueFrom(service.follow(task, { after: 0, toolFrames: true }).pipe(toArray()));
       bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'n', phase: 'started' } });
       bus.publish('reply', task.id, { status: 'completed', text: 'done' });
@@ -343,7 +404,7 @@ describe('TaskService', () => {
     });
 
     it('leaves out tool frames for a client without the extension', async () => {
-      const task = start('a');
+      const task = await start('a');
       const all = lastValueFrom(service.follow(task, { after: 0, toolFrames: false }).pipe(toArray()));
       bus.publish('toolframe', task.id, { frame: { toolCallId: 't', name: 'n', phase: 'started' } });
       bus.publish('reply', task.id, { status: 'completed', text: 'done' });
@@ -352,7 +413,7 @@ describe('TaskService', () => {
 
     it('starts with a Task snapshot without a cursor, or when the cursor is no longer retained', async () => {
       setUp({ maxEventsPerTask: 3 });
-      const task = start('a');
+      const task = await start('a');
       for (let i = 0; i < 5; i++) bus.publish('progress', task.id, { text: `p${i}`, step: i });
       const fromSnapshot = lastValueFrom(service.follow(task, { toolFrames: true }).pipe(toArray()));
       const fromEvicted = lastValueFrom(service.follow(task, { after: 1, toolFrames: true }).pipe(toArray()));

@@ -53,9 +53,12 @@ function detail(row: ToolRow): string {
   return row.entry.args === undefined ? '' : ` ${oneLine(row.entry.args)}`;
 }
 
+/** A call nested under the call that delegated to another agent is indented under it. */
+const indent = (row: ToolRow): string => '  '.repeat(row.depth);
+
 function toolLine(row: ToolRow, paint: Paint, mark: string = TOOL_MARKS[row.status]): string {
   const duration = row.durationText ? ` ${paint('dim', row.durationText)}` : '';
-  return `${paint(row.status, mark)} ${row.name}${duration}${detail(row)}`;
+  return `${indent(row)}${paint(row.status, mark)} ${row.name}${duration}${detail(row)}`;
 }
 
 /** The answer, or why the task ended without one. */

@@ -26,6 +26,8 @@ export type ToolPhase = 'running' | 'completed' | 'failed';
 export interface ToolCallEntry {
   toolCallId: string;
   name: string;
+  /** The call this one is part of (a delegated agent's call nested under the call that delegated). */
+  parentToolCallId?: string;
   phase: ToolPhase;
   args?: unknown;
   result?: unknown;
@@ -131,6 +133,13 @@ function withDuration(entry: ToolCallEntry): ToolCallEntry {
   return { ...entry, durationMs: Math.max(0, entry.endedAt - entry.startedAt) };
 }
 
+/** A new entry for the frame's call, linked to its parent when the frame names one. */
+function newEntry(frame: ToolCallArtifactData, startSeen: boolean): ToolCallEntry {
+  const entry: ToolCallEntry = { toolCallId: frame.toolCallId, name: frame.name, phase: 'running', startSeen };
+  if (frame.parentToolCallId !== undefined && frame.parentToolCallId !== frame.toolCallId) entry.parentToolCallId = frame.parentToolCallId;
+  return entry;
+}
+
 /** The entry after one frame, or the same entry when the frame adds nothing (a replay). */
 function applyFrameToEntry(
   entry: ToolCallEntry | undefined,
@@ -140,7 +149,7 @@ function applyFrameToEntry(
   if (frame.phase === 'started') {
     if (entry?.startSeen) return undefined;
     const started: ToolCallEntry = {
-      ...(entry ?? { toolCallId: frame.toolCallId, name: frame.name, phase: 'running' }),
+      ...(entry ?? newEntry(frame, true)),
       startSeen: true,
       startedAt: at,
     };
@@ -155,7 +164,7 @@ function applyFrameToEntry(
     };
   }
   const ended: ToolCallEntry = {
-    ...(entry ?? { toolCallId: frame.toolCallId, name: frame.name, startSeen: false }),
+    ...(entry ?? newEntry(frame, false)),
     phase: frame.phase,
     endedAt: at,
   };

@@ -5,7 +5,7 @@
 import { isTerminalPhase, type TaskPhase } from './stream-event';
 import type { TimelineState, ToolCallEntry } from './timeline.reducer';
 
-/** `unfinished`: the task ended but this tool never reported back. */
+/** `unfinished`: the task (or the call it is part of) ended but this tool never reported back. */
 export type ToolStatus = 'running' | 'completed' | 'failed' | 'unfinished';
 
 export const TOOL_MARKS: Readonly<Record<ToolStatus, string>> = {
@@ -26,12 +26,22 @@ export interface ToolRow {
   argsText?: string;
   resultText?: string;
   errorText?: string;
+  /** How deep it is nested: 0 for the agent's own calls, 1 for a delegated agent's, … */
+  depth: number;
+  /** The calls made as part of this one (by the agent it delegated to), in timeline order. */
+  children: ToolRow[];
+  /** Those children split into groups that ran at the same time, as `groups` is for the top level. */
+  childGroups: ToolRow[][];
   entry: ToolCallEntry;
 }
 
 export interface TimelineView {
+  /** Every row in tree order: each call followed by the calls nested under it (see `depth`). */
   rows: ToolRow[];
-  /** The rows split into groups of tools that ran at the same time (a renderer sets them side by side). */
+  /**
+   * The top-level rows split into groups of tools that ran at the same time (a renderer sets
+   * them side by side); nested rows are in their parent's `children` / `childGroups`.
+   */
   groups: ToolRow[][];
   taskState?: TaskPhase;
   narration?: string;
@@ -70,7 +80,7 @@ export function oneLine(value: unknown, max = 80): string {
 
 function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow {
   const status: ToolStatus = entry.phase === 'running' && state.done ? 'unfinished' : entry.phase;
-  const row: ToolRow = { toolCallId: entry.toolCallId, name: entry.name, status, mark: TOOL_MARKS[status], entry };
+  const row: ToolRow = { toolCallId: entry.toolCallId, name: entry.name, status, mark: TOOL_MARKS[status], depth: 0, children: [], childGroups: [], entry };
   // A running tool's time so far: its start moved onto the client's clock.
   const durationMs =
     entry.durationMs ??
@@ -109,12 +119,58 @@ export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
   return groups;
 }
 
+/** A running row whose parent has ended will get no more news: it is settled as unfinished. */
+function settle(row: ToolRow): void {
+  if (row.status !== 'running') return;
+  row.status = 'unfinished';
+  row.mark = TOOL_MARKS.unfinished;
+  delete row.durationMs;
+  delete row.durationText;
+}
+
+/** Whether hanging `row` under `parent` would make it its own ancestor (frames naming each other). */
+function closesLoop(row: ToolRow, parent: ToolRow, byId: ReadonlyMap<string, ToolRow>): boolean {
+  const seen = new Set<ToolRow>();
+  for (let up: ToolRow | undefined = parent; up !== undefined; up = byId.get(up.entry.parentToolCallId ?? '')) {
+    if (up === row) return true;
+    // A loop above that does not hold `row` is broken at its own members.
+    if (seen.has(up)) return false;
+    seen.add(up);
+  }
+  return false;
+}
+
+/**
+ * Links each row under its parent (a row whose parent is unknown, or that would close a loop,
+ * stays at the top level) and lists them in tree order with their depth.
+ */
+function nest(all: ToolRow[]): { top: ToolRow[]; rows: ToolRow[] } {
+  const byId = new Map(all.map((row) => [row.toolCallId, row]));
+  const top: ToolRow[] = [];
+  for (const row of all) {
+    const parent = row.entry.parentToolCallId === undefined ? undefined : byId.get(row.entry.parentToolCallId);
+    if (parent && !closesLoop(row, parent, byId)) parent.children.push(row);
+    else top.push(row);
+  }
+  const rows: ToolRow[] = [];
+  const visit = (row: ToolRow, depth: number, parentEnded: boolean): void => {
+    row.depth = depth;
+    if (parentEnded) settle(row);
+    rows.push(row);
+    row.childGroups = parallelGroups(row.children);
+    for (const child of row.children) visit(child, depth + 1, row.status !== 'running');
+  };
+  for (const row of top) visit(row, 0, false);
+  return { top, rows };
+}
+
 /** The view at time `now` (epoch ms on the client's clock; running tools show their time so far). */
 export function timelineView(state: TimelineState, now: number): TimelineView {
-  const rows: ToolRow[] = [];
-  for (const entry of state.tools) rows.push(rowOf(entry, state, now));
+  const all: ToolRow[] = [];
+  for (const entry of state.tools) all.push(rowOf(entry, state, now));
+  const { top, rows } = nest(all);
   const failed = isTerminalPhase(state.taskState) && state.taskState !== 'completed';
-  const view: TimelineView = { rows, groups: parallelGroups(rows), done: state.done, failed };
+  const view: TimelineView = { rows, groups: parallelGroups(top), done: state.done, failed };
   if (state.taskState) view.taskState = state.taskState;
   if (state.narration !== undefined) view.narration = state.narration;
   if (state.answer !== undefined) view.answer = state.answer;

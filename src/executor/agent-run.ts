@@ -1,14 +1,18 @@
 /**
  * One run of an agent, driving one subscriber: the body of DeepAgentExecutor.run's cold
- * Observable. It streams the graph with `["values", "tools"]`, turns chunks into events
- * through a ToolFrameTracker, and ends exactly once: with a reply, an error, a cancel
- * (abort of `options.signal`), or silently on unsubscribe.
+ * Observable. It streams the graph with `["values", "tools", "messages", "custom"]`
+ * (`custom` carries the work of agents that tools delegate to, see forwarding.ts), turns chunks
+ * into events through a ToolFrameTracker (frames) and an AnswerStream (the answer as it is
+ * written), and ends exactly once: with a reply, an error, a cancel (abort of
+ * `options.signal`), or silently on unsubscribe.
  */
-import { AIMessage, BaseMessage, HumanMessage } from '@langchain/core/messages';
+import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { Subscriber } from 'rxjs';
+import { AnswerStream } from './answer/answer-stream';
 import type { MessagesAgent } from './agent/messages-agent';
 import type { ExecutorSettings } from './executor-module-options';
 import type { ExecutorEvent, ExecutorInput, ExecutorRunOptions } from './executor.types';
+import { isForwardedChunk } from './forwarding';
 import { isToolStreamEvent, ToolFrameTracker } from './frames/tool-frame-tracker';
 import { contentText, errorMessage } from './frames/tool-output';
 
@@ -36,11 +40,15 @@ function interruptText(value: unknown): string {
 export class AgentRun {
   private readonly controller = new AbortController();
   private readonly tracker: ToolFrameTracker;
+  private readonly answer: AnswerStream;
   private ended = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastMessages: readonly BaseMessage[] = [];
   private interrupt: { value: unknown } | undefined;
-  private readonly onCancel = (): void => this.end(this.tracker.closeOpen(CANCELLED));
+  private readonly onCancel = (): void => {
+    this.answer.flush();
+    this.end(this.tracker.closeOpen(CANCELLED));
+  };
 
   constructor(
     private readonly agent: MessagesAgent,
@@ -49,6 +57,7 @@ export class AgentRun {
     private readonly options: ExecutorRunOptions,
   ) {
     this.tracker = new ToolFrameTracker(settings.hygiene);
+    this.answer = new AnswerStream((event) => this.emit([event]), settings.answerChunking);
   }
 
   start(input: ExecutorInput): void {
@@ -82,10 +91,10 @@ export class AgentRun {
       const stream = await this.agent.stream(
         { messages },
         {
-          streamMode: ['values', 'tools'],
+          streamMode: ['values', 'tools', 'messages', 'custom'],
           signal: this.controller.signal,
           recursionLimit: this.settings.maxSteps,
-          configurable: { thread_id: this.options.correlationId },
+          configurable: { thread_id: this.options.correlationId, requestMetadata: this.options.metadata ?? {} },
         },
       );
       for await (const chunk of stream) {
@@ -102,12 +111,21 @@ export class AgentRun {
   private onChunk(chunk: unknown): void {
     if (!Array.isArray(chunk) || chunk.length !== 2) return;
     const [mode, data] = chunk as [unknown, unknown];
-    if (mode === 'tools' && isToolStreamEvent(data)) {
+    if (mode === 'messages' && Array.isArray(data)) {
+      this.onMessageChunk(data[0], data[1]);
+    } else if (mode === 'tools' && isToolStreamEvent(data)) {
       this.emit(this.tracker.fromToolEvent(data));
+    } else if (mode === 'custom') {
+      // Another agent's work, forwarded by the tool call that delegated to it.
+      if (!isForwardedChunk(data)) return;
+      this.emit('frame' in data ? this.tracker.fromForwarded(data.callId, data.frame) : this.tracker.forwardedNarration(data.callId, data.narration));
     } else if (mode === 'values' && typeof data === 'object' && data !== null) {
       const state = data as { messages?: unknown; __interrupt__?: unknown };
       if (Array.isArray(state.messages)) {
         this.lastMessages = state.messages as BaseMessage[];
+        const newest = this.lastMessages[this.lastMessages.length - 1];
+        // A turn that called tools (known at the latest now) wrote narration, not answer.
+        if (newest !== undefined && AIMessage.isInstance(newest) && newest.tool_calls?.length) this.answer.withdraw();
         this.emit(this.tracker.fromValues(this.lastMessages));
       }
       // A paused graph (interrupt) is waiting for input, not failing: its tool stays open.
@@ -117,24 +135,48 @@ export class AgentRun {
     }
   }
 
+  /**
+   * A `messages` chunk: a chat model's token, or a node's whole output message (which the
+   * state already brings). Only tokens are answer, and only while no tool runs: text written
+   * then comes from a model inside a tool. One model call is told from the next by the graph
+   * task it runs in (servers may give every completion the same id).
+   */
+  private onMessageChunk(message: unknown, metadata: unknown): void {
+    if (!AIMessageChunk.isInstance(message)) return;
+    const meta = (typeof metadata === 'object' && metadata !== null ? metadata : {}) as Record<string, unknown>;
+    if (meta.ls_model_type !== 'chat') return;
+    const id = `${String(meta.langgraph_checkpoint_ns ?? '')}|${message.id ?? ''}`;
+    if (message.tool_call_chunks?.length) {
+      this.answer.withdraw(id);
+      return;
+    }
+    if (this.tracker.openCount === 0) this.answer.write(id, contentText(message.content));
+  }
+
   /** The graph ran to its end: the reply is its last AI message, or the interrupt's question. */
   private finish(): void {
     if (this.interrupt) {
       const text = interruptText(this.interrupt.value);
-      this.end([{ type: 'reply', message: new AIMessage(text), text }]);
+      this.reply(new AIMessage(text), text);
       return;
     }
     const last = this.lastMessages[this.lastMessages.length - 1];
     if (last !== undefined && AIMessage.isInstance(last) && !last.tool_calls?.length) {
-      this.end([{ type: 'reply', message: last, text: contentText(last.content) }]);
+      this.reply(last, contentText(last.content));
       return;
     }
     this.fail('the agent ended without a final answer');
   }
 
+  private reply(message: BaseMessage, text: string): void {
+    this.answer.finish(text);
+    this.end([{ type: 'reply', message, text }]);
+  }
+
   /** Model error, graph error or time budget: open tools fail with the same reason. */
   private fail(error: string): void {
     if (this.ended) return;
+    this.answer.flush();
     this.end([...this.tracker.closeOpen(error), { type: 'error', error }]);
   }
 
@@ -156,6 +198,7 @@ export class AgentRun {
 
   private release(): void {
     clearTimeout(this.timer);
+    this.answer.dispose();
     this.options.signal?.removeEventListener('abort', this.onCancel);
     // A graph that already finished ignores this; a running one stops with its tools.
     this.controller.abort(new Error(CANCELLED));

@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import { AgentRun } from './agent-run';
 import type { MessagesAgent } from './agent/messages-agent';
 import { EXECUTOR_AGENT } from './executor.constants';
+import { requireForRoot } from '../common/require-for-root';
 import { EXECUTOR_MODULE_OPTIONS } from './executor.module-definition';
 import { resolveExecutorSettings, type ExecutorModuleOptions, type ExecutorSettings } from './executor-module-options';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from './executor.types';
@@ -22,7 +23,7 @@ export class DeepAgentExecutor extends AgentExecutor {
   ) {
     super();
     // Bad options fail here, at startup, with the option named.
-    this.settings = resolveExecutorSettings(options);
+    this.settings = resolveExecutorSettings(requireForRoot('ExecutorModule', options));
   }
 
   run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent> {

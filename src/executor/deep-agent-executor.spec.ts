@@ -10,9 +10,13 @@ import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { ExecutorModule } from './executor.module';
 import type { ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor, type ExecutorEvent } from './executor.types';
-import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd } from './fixtures/run-recorder';
+import { eventually, expectWellFormed, frameAt, framesOf, record, runToEnd, type Recorded } from './fixtures/run-recorder';
 import { ScriptedChatModel, type ScriptedTurn } from './models/scripted-chat-model';
-import { sleep } from './tools/abortable';
+import { sleep } from './abortable';
+import { PlannerChatModel } from '../demo/planner/planner-chat-model';
+import { createDemoTools } from '../demo/tools/demo-tools';
+
+const demoExecutor = () => ExecutorModule.forRoot({ tools: createDemoTools(), model: new PlannerChatModel() });
 
 /** A tool that waits `ms` (honouring its signal) and remembers whether it was aborted. */
 function sleepyTool(name = 'sleepy') {
@@ -72,7 +76,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('runs "weather in Paris and the time in Tokyo" as two parallel tools and answers from them', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const executor = moduleRef.get(AgentExecutor);
       expect(executor).toBe(moduleRef.get(DeepAgentExecutor));
 
@@ -99,7 +103,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('keeps concurrent runs apart', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const executor = moduleRef.get(AgentExecutor);
       const cities = ['Paris', 'London', 'Tokyo', 'Berlin', 'Madrid', 'Rome', 'Sydney', 'Cairo'];
       const runs = await Promise.all(
@@ -114,7 +118,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     });
 
     it('answers from a failure too', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [demoExecutor()] }).compile();
       const events = await runToEnd(moduleRef.get(AgentExecutor).run('read the doc missing-page', { correlationId: 't' }));
       expectWellFormed(events);
       expect(framesOf(events)[1]).toMatchObject({ phase: 'failed', error: expect.stringMatching(/^no document named "missing-page"/) });
@@ -128,8 +132,8 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     const rec = record(executor.run('hi', { correlationId: 't' }));
     expect(rec.events.map((e) => e.event)).toEqual([{ type: 'progress', text: 'thinking', step: 0 }]);
     await rec.done;
-    expect(types(rec.events)).toEqual(['progress', 'reply']);
-    expect(rec.events[1].event).toMatchObject({ type: 'reply', text: 'hello' });
+    expect(types(rec.events)).toEqual(['progress', 'answer', 'answer', 'reply']);
+    expect(rec.events[3].event).toMatchObject({ type: 'reply', text: 'hello' });
   });
 
   it('is cold: nothing runs until subscribe', async () => {
@@ -151,7 +155,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     );
     const events = await runToEnd(executor.run('go', { correlationId: 't' }));
     expectWellFormed(events);
-    expect(types(events)).toEqual(['progress', 'progress', 'started:slow', 'started:fast', 'completed:fast', 'completed:slow', 'reply']);
+    expect(types(events)).toEqual(['progress', 'progress', 'started:slow', 'started:fast', 'completed:fast', 'completed:slow', 'answer', 'answer', 'reply']);
     expect(frameAt(events, 'slow', 'completed').at - frameAt(events, 'fast', 'completed').at).toBeGreaterThanOrEqual(300);
     const stamps = framesOf(events).map((f) => Date.parse(f.timestamp ?? ''));
     expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
@@ -186,6 +190,101 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     const ends = frames.filter((f) => f.phase !== 'started');
     const argsOf = (id: string): unknown => started.find((f) => f.toolCallId === id && f.phase === 'started')?.args;
     expect(ends.map((f) => (f.name === 'thrower' ? 'thrower' : (argsOf(f.toolCallId) as { ms: number }).ms))).toEqual(['thrower', 10, 30, 60, 120]);
+  });
+
+  // LangGraph's ToolNode skips a call whose id already has a result in the state, so without
+  // fresh ids the later calls would never run (and never get frames).
+  describe('a model that reuses a tool-call id in a later turn (call_0 every turn)', () => {
+    const reusing = (): ScriptedTurn[] => [
+      { toolCalls: [{ name: 'sleepy', args: { ms: 5 }, id: 'call_0' }] },
+      { toolCalls: [{ name: 'sleepy', args: { ms: 6 }, id: 'call_0' }, { name: 'sleepy', args: { ms: 7 }, id: 'call_1' }] },
+      { toolCalls: [{ name: 'sleepy', args: { ms: 8 }, id: 'call_0' }] },
+      { text: 'done' },
+    ];
+    const msOf = (events: Recorded[]) => framesOf(events).map((f) => `${f.phase}:${(f.args as { ms?: number } | undefined)?.ms ?? '-'}`);
+
+    it('gets frames for every call from the default agent, which gives the reused ids fresh ones', async () => {
+      const { tool: sleepy } = sleepyTool();
+      const executor = await scripted(reusing(), [sleepy]);
+      const events = await runToEnd(executor.run('go', { correlationId: 't' }));
+      expectWellFormed(events);
+      const started = framesOf(events).filter((f) => f.phase === 'started');
+      expect(started.map((f) => (f.args as { ms: number }).ms)).toEqual([5, 6, 7, 8]);
+      expect(new Set(started.map((f) => f.toolCallId)).size).toBe(4);
+      expect(started[0].toolCallId).toBe('call_0');
+      expect(framesOf(events).filter((f) => f.phase === 'completed')).toHaveLength(4);
+      expect(msOf(events)).toEqual(['started:5', 'completed:-', 'started:6', 'started:7', 'completed:-', 'completed:-', 'started:8', 'completed:-']);
+      expect(events.at(-1)?.event).toMatchObject({ type: 'reply', text: 'done' });
+    });
+  });
+
+  describe('the streamed answer', () => {
+    const answers = (events: Recorded[]) =>
+      events.flatMap(({ event, at }) => (event.type === 'answer' ? [{ ...event, at }] : []));
+
+    it('reaches the stream while the model writes it, in pieces that add up to its text exactly', async () => {
+      const chunks = ['The weather ', 'in Paris ', 'is mild, ', 'with a light ', 'breeze — 18 °C.'];
+      const executor = await scripted([{ text: chunks.join(''), chunks, chunkDelayMs: 200 }], []);
+      const events = await runToEnd(executor.run('go', { correlationId: 't' }));
+      expectWellFormed(events);
+      const pieces = answers(events);
+      expect(pieces[0]).toMatchObject({ text: 'The weather ', append: false, last: false });
+      expect(pieces.slice(1).every((p) => p.append)).toBe(true);
+      expect(pieces.filter((p) => p.last)).toEqual([pieces[pieces.length - 1]]);
+      expect(pieces.map((p) => p.text).join('')).toBe(chunks.join(''));
+      // Live: the first piece left at least four chunk delays before the model finished.
+      const reply = events[events.length - 1];
+      expect(reply.event).toMatchObject({ type: 'reply', text: chunks.join('') });
+      expect(reply.at - pieces[0].at).toBeGreaterThanOrEqual(600);
+      expect(pieces.length).toBeGreaterThanOrEqual(3);
+    });
+
+    it('sends one piece per token without coalescing, and far fewer with it', async () => {
+      const tokens = Array.from({ length: 300 }, (_, i) => `tok${i} `);
+      const turns: ScriptedTurn[] = [{ text: tokens.join(''), chunks: tokens }];
+      const each = answers(await runToEnd((await scripted(turns, [], { answerChunking: { flushMs: 0, flushChars: 0 } })).run('go', { correlationId: 't' })));
+      expect(each.map((p) => p.text)).toEqual([...tokens, '']);
+      const coalesced = answers(await runToEnd((await scripted(turns, [])).run('go', { correlationId: 't' })));
+      expect(coalesced.map((p) => p.text).join('')).toBe(tokens.join(''));
+      // 300 tokens of ~7 characters in 64-character pieces (or fewer, when the timer is late).
+      expect(coalesced.length).toBeLessThanOrEqual(Math.ceil(tokens.join('').length / 64) + 2);
+    });
+
+    it('treats text written before tool calls as narration: withdrawn from the answer, given as the turn\'s words', async () => {
+      const { tool: sleepy } = sleepyTool();
+      const executor = await scripted(
+        [{ text: 'Let me check that for you.', toolCalls: [{ name: 'sleepy', args: { ms: 5 }, id: 's' }] }, { text: 'All done.' }],
+        [sleepy],
+      );
+      const events = await runToEnd(executor.run('go', { correlationId: 't' }));
+      expectWellFormed(events);
+      const step1 = events.map((e) => e.event).find((e) => e.type === 'progress' && e.step === 1);
+      expect(step1).toMatchObject({ said: 'Let me check that for you.', text: 'running sleepy' });
+      const pieces = answers(events);
+      // Whatever of the narration went out is withdrawn by an empty append:false before the tool starts.
+      const started = frameAt(events, 's', 'started').at;
+      const before = pieces.filter((p) => p.at <= started);
+      if (before.length > 0) expect(before[before.length - 1]).toMatchObject({ text: '', append: false });
+      const after = pieces.filter((p) => p.at > started);
+      expect(after[0]).toMatchObject({ append: false });
+      expect(after.map((p) => p.text).join('')).toBe('All done.');
+      expect(after[after.length - 1].last).toBe(true);
+    });
+
+    it('keeps what was written when the run fails, without a last piece', async () => {
+      const chunks = ['half ', 'an ', 'answer ', 'and ', 'then ', 'nothing'];
+      const executor = await scripted([{ text: chunks.join(''), chunks, chunkDelayMs: 300 }], [], { runTimeoutMs: 700 });
+      const events = await runToEnd(executor.run('go', { correlationId: 't' }));
+      expectWellFormed(events);
+      expect(events[events.length - 1].event).toEqual({ type: 'error', error: 'run timed out after 700 ms' });
+      const written = answers(events);
+      expect(written.length).toBeGreaterThan(0);
+      expect(written.some((p) => p.last)).toBe(false);
+      const text = written.map((p) => p.text).join('');
+      expect(text.length).toBeGreaterThan(0);
+      expect(chunks.join('').startsWith(text)).toBe(true);
+      expect(text).not.toBe(chunks.join(''));
+    });
   });
 
   it('reports a thrown tool with its own message, and the run goes on', async () => {
@@ -309,7 +408,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
       );
       const events = await runToEnd(executor.run('go', { correlationId: 't' }));
       expectWellFormed(events);
-      expect(types(events)).toEqual(['progress', 'progress', 'started:h', 'started:s', 'completed:s', 'failed:h', 'reply']);
+      expect(types(events)).toEqual(['progress', 'progress', 'started:h', 'started:s', 'completed:s', 'failed:h', 'answer', 'answer', 'reply']);
       expect(frameAt(events, 'h', 'failed').error).toBe('timed out after 300 ms');
       expect(frameAt(events, 'h', 'failed').at - frameAt(events, 'h', 'started').at).toBeGreaterThanOrEqual(250);
       expect(events[events.length - 1].event).toMatchObject({ type: 'reply', text: 'finished anyway' });
@@ -408,7 +507,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
       const executor = await executorWith({ agent: createToolAgent(model, [sleepy]) });
       const events = await runToEnd(executor.run('go', { correlationId: 't' }));
       expectWellFormed(events);
-      expect(types(events)).toEqual(['progress', 'progress', 'started:x', 'completed:x', 'reply']);
+      expect(types(events)).toEqual(['progress', 'progress', 'started:x', 'completed:x', 'answer', 'answer', 'reply']);
     });
 
     it('treats a LangGraph interrupt as a question for the user, not a failure', async () => {
@@ -430,8 +529,9 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
       const executor = await executorWith({ agent });
       const events = await runToEnd(executor.run('weather please', { correlationId: 'thread-1' }));
       expectWellFormed(events);
-      expect(types(events)).toEqual(['progress', 'progress', 'started:q', 'reply']);
-      expect(events[3].event).toMatchObject({ type: 'reply', text: 'Which city do you mean?' });
+      expect(types(events)).toEqual(['progress', 'progress', 'started:q', 'answer', 'reply']);
+      expect(events[3].event).toEqual({ type: 'answer', text: 'Which city do you mean?', append: false, last: true });
+      expect(events[4].event).toMatchObject({ type: 'reply', text: 'Which city do you mean?' });
     });
   });
 });

@@ -1,6 +1,7 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { MessagesAgent } from './agent/messages-agent';
+import { DEFAULT_ANSWER_CHUNKING, type AnswerChunking } from './answer/answer-stream';
 import {
   DEFAULT_MAX_FIELD_BYTES,
   DEFAULT_REDACT_KEYS,
@@ -11,7 +12,7 @@ import {
 export interface ExecutorModuleOptions extends FrameHygieneOptions {
   /** Chat model of the default agent; must support bindTools. Default: by environment (see chatModelFromEnv). */
   model?: BaseChatModel;
-  /** Tools of the default agent. Default: the six demo tools. */
+  /** Tools of the default agent (required unless `agent` is given). */
   tools?: StructuredToolInterface[];
   /** Any compiled LangGraph graph with a `messages` state, replacing the default agent (and `model`, `tools`, `toolTimeoutMs`). */
   agent?: MessagesAgent;
@@ -25,6 +26,12 @@ export interface ExecutorModuleOptions extends FrameHygieneOptions {
   maxSteps?: number;
   /** Time budget of each tool call of the default agent: past it the call fails, the run goes on. Unbounded when unset. */
   toolTimeoutMs?: number;
+  /**
+   * How the streamed answer is coalesced into `answer` events: a piece leaves `flushMs` after
+   * its first character or once it holds `flushChars` characters, whichever comes first.
+   * Default `{ flushMs: 20, flushChars: 64 }`; `{ flushMs: 0, flushChars: 0 }` sends every token.
+   */
+  answerChunking?: Partial<AnswerChunking>;
 }
 
 /** The options the executor runs with, checked and defaulted. */
@@ -32,6 +39,7 @@ export interface ExecutorSettings {
   hygiene: Required<FrameHygieneOptions>;
   runTimeoutMs?: number;
   maxSteps: number;
+  answerChunking: AnswerChunking;
 }
 
 export const DEFAULT_MAX_STEPS = 200;
@@ -75,5 +83,15 @@ export function resolveExecutorSettings(options: ExecutorModuleOptions = {}): Ex
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new Error('ExecutorModule: tools must be a list of LangChain tools');
   }
-  return { hygiene: { maxFieldBytes, redactKeys }, runTimeoutMs: options.runTimeoutMs, maxSteps };
+  if (options.agent === undefined && options.tools === undefined) {
+    throw new Error('ExecutorModule: give it tools (a list of LangChain tools) for the default agent, or an agent of your own');
+  }
+  const answerChunking = { ...DEFAULT_ANSWER_CHUNKING, ...options.answerChunking };
+  for (const key of ['flushMs', 'flushChars'] as const) {
+    const value = answerChunking[key];
+    if (!Number.isInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+      throw new Error(`ExecutorModule: answerChunking.${key} must be a whole number from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
+    }
+  }
+  return { hygiene: { maxFieldBytes, redactKeys }, runTimeoutMs: options.runTimeoutMs, maxSteps, answerChunking };
 }

@@ -6,8 +6,10 @@ import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { EXECUTOR_AGENT, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS } from './executor.constants';
 import { ExecutorModule } from './executor.module';
 import { AgentExecutor } from './executor.types';
-import { PlannerChatModel } from './models/planner-chat-model';
+import { PlannerChatModel } from '../demo/planner/planner-chat-model';
 import { ScriptedChatModel } from './models/scripted-chat-model';
+import { OfflineToolModel } from './models/offline-tool-model';
+import { createDemoTools } from '../demo/tools/demo-tools';
 
 describe('ExecutorModule', () => {
   const saved = { ...process.env };
@@ -19,19 +21,19 @@ describe('ExecutorModule', () => {
     process.env = { ...saved };
   });
 
-  it('imported plainly, provides the offline demo agent behind AgentExecutor', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] }).compile();
+  it('refuses a bare import, naming forRoot', async () => {
+    await expect(Test.createTestingModule({ imports: [ExecutorModule] }).compile()).rejects.toThrow(
+      'ExecutorModule must be imported as ExecutorModule.forRoot({...}) or ExecutorModule.forRootAsync({...}), not as the bare class',
+    );
+  });
+
+  it('with tools, provides the default agent on the offline tool model behind AgentExecutor', async () => {
+    const tools = createDemoTools();
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools })] }).compile();
     expect(moduleRef.get(AgentExecutor)).toBeInstanceOf(DeepAgentExecutor);
     expect(moduleRef.get(AgentExecutor)).toBe(moduleRef.get(DeepAgentExecutor));
-    expect(moduleRef.get(EXECUTOR_CHAT_MODEL)).toBeInstanceOf(PlannerChatModel);
-    expect(moduleRef.get<Array<{ name: string }>>(EXECUTOR_TOOLS).map((t) => t.name)).toEqual([
-      'weather',
-      'world_clock',
-      'calculator',
-      'search_docs',
-      'read_doc',
-      'slow_task',
-    ]);
+    expect(moduleRef.get(EXECUTOR_CHAT_MODEL)).toBeInstanceOf(OfflineToolModel);
+    expect(moduleRef.get(EXECUTOR_TOOLS)).toBe(tools);
   });
 
   it('lets an importing module inject AgentExecutor', async () => {
@@ -39,7 +41,7 @@ describe('ExecutorModule', () => {
     class Consumer {
       constructor(readonly executor: AgentExecutor) {}
     }
-    @Module({ imports: [ExecutorModule.forRoot({})], providers: [Consumer] })
+    @Module({ imports: [ExecutorModule.forRoot({ tools: [] })], providers: [Consumer] })
     class ConsumerModule {}
     const moduleRef = await Test.createTestingModule({ imports: [ConsumerModule] }).compile();
     expect(moduleRef.get(Consumer).executor).toBeInstanceOf(DeepAgentExecutor);
@@ -76,7 +78,7 @@ describe('ExecutorModule', () => {
   });
 
   it('lets a test replace the model behind its DI token', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule] })
+    const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot({ tools: [] })] })
       .overrideProvider(EXECUTOR_CHAT_MODEL)
       .useValue(new ScriptedChatModel({ turns: [{ text: 'overridden' }] }))
       .compile();
@@ -85,6 +87,7 @@ describe('ExecutorModule', () => {
   });
 
   it.each([
+    [{}, 'ExecutorModule: give it tools (a list of LangChain tools) for the default agent, or an agent of your own'],
     [{ maxFieldBytes: 10 }, 'ExecutorModule: maxFieldBytes must be an integer of at least 256, got 10'],
     [{ maxFieldBytes: 1.5 }, 'ExecutorModule: maxFieldBytes must be an integer of at least 256, got 1.5'],
     [{ runTimeoutMs: 0 }, 'ExecutorModule: runTimeoutMs must be a whole number of milliseconds between 1 and 2147483647, got 0'],

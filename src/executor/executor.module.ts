@@ -6,29 +6,33 @@ import { createToolAgent } from './agent/tool-agent';
 import { DeepAgentExecutor } from './deep-agent-executor.service';
 import { EXECUTOR_AGENT, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS } from './executor.constants';
 import { ConfigurableExecutorModule, EXECUTOR_MODULE_OPTIONS } from './executor.module-definition';
-import type { ExecutorModuleOptions } from './executor-module-options';
+import { resolveExecutorSettings, type ExecutorModuleOptions } from './executor-module-options';
 import { AgentExecutor } from './executor.types';
 import { chatModelFromEnv } from './models/chat-model-from-env';
-import { createDemoTools } from './tools/demo-tools';
+import { optionalOptions, requireForRoot } from '../common/require-for-root';
 
-/** Present after forRoot / forRootAsync; a plain import runs on the defaults. */
-const OPTIONS = { token: EXECUTOR_MODULE_OPTIONS, optional: true };
+const OPTIONS = optionalOptions(EXECUTOR_MODULE_OPTIONS);
+const required = (options?: ExecutorModuleOptions) => requireForRoot('ExecutorModule', options);
 
 const providers: Provider[] = [
   {
     provide: EXECUTOR_CHAT_MODEL,
-    useFactory: (options?: ExecutorModuleOptions): BaseChatModel => options?.model ?? chatModelFromEnv(),
+    useFactory: (options?: ExecutorModuleOptions): BaseChatModel => required(options).model ?? chatModelFromEnv(),
     inject: [OPTIONS],
   },
   {
     provide: EXECUTOR_TOOLS,
-    useFactory: (options?: ExecutorModuleOptions): StructuredToolInterface[] => options?.tools ?? createDemoTools(),
+    useFactory: (options?: ExecutorModuleOptions): StructuredToolInterface[] => required(options).tools ?? [],
     inject: [OPTIONS],
   },
   {
     provide: EXECUTOR_AGENT,
-    useFactory: (options: ExecutorModuleOptions | undefined, model: BaseChatModel, tools: StructuredToolInterface[]): MessagesAgent =>
-      options?.agent ?? createToolAgent(model, tools, { toolTimeoutMs: options?.toolTimeoutMs }),
+    useFactory: (given: ExecutorModuleOptions | undefined, model: BaseChatModel, tools: StructuredToolInterface[]): MessagesAgent => {
+      const options = required(given);
+      // Checked before the agent is built, so a bad option is named rather than failing inside LangGraph.
+      resolveExecutorSettings(options);
+      return options.agent ?? createToolAgent(model, tools, { toolTimeoutMs: options.toolTimeoutMs });
+    },
     inject: [OPTIONS, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS],
   },
   DeepAgentExecutor,
@@ -36,8 +40,10 @@ const providers: Provider[] = [
 ];
 
 /**
- * Runs LangGraph agents as cold Observables of tool-call-v1 frames. Import it plainly for
- * the offline demo agent, or configure it with forRoot / forRootAsync (ExecutorModuleOptions).
+ * Runs LangGraph agents as cold Observables of tool-call-v1 frames: `forRoot({ tools })` (or
+ * forRootAsync) for the default agent over your tools, or `forRoot({ agent })` for your own graph.
+ * The model is OpenAI-compatible when the environment configures one, else the offline
+ * OfflineToolModel (see chatModelFromEnv).
  * Provides DeepAgentExecutor, bound to the AgentExecutor token the runtime depends on.
  */
 @Module({

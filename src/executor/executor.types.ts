@@ -17,11 +17,26 @@ export type ExecutorEvent =
   /**
    * Narration. Step 0 is "thinking", emitted the instant the run starts; each later step is
    * one model turn that calls tools, with those calls in `tools` so a narrator can phrase them.
+   * A delegated agent's narration comes without `tools`, with the step of the turn that delegated.
    */
-  | { type: 'progress'; text: string; step: number; tools?: TurnToolCall[] }
+  | {
+      type: 'progress';
+      text: string;
+      step: number;
+      tools?: TurnToolCall[];
+      /** What the model wrote in that turn before calling the tools (narration, not answer). */
+      said?: string;
+    }
   /** One tool-call-v1 frame, emitted the moment its phase happens. */
   | { type: 'toolFrame'; frame: ToolCallArtifactData }
-  /** The agent's final answer: the last AI message and its text. */
+  /**
+   * A piece of the final answer as the model writes it, coalesced. `append: false` starts the
+   * answer afresh, replacing what was sent before (an empty one withdraws text that turned out
+   * to be narration, when the model went on to call tools); `last` ends it. The pieces from
+   * the last `append: false` to the `last` one concatenate to the reply's text exactly.
+   */
+  | { type: 'answer'; text: string; append: boolean; last: boolean }
+  /** The agent's final answer: the last AI message and its text (after its `last` answer piece). */
   | { type: 'reply'; message: BaseMessage; text: string }
   /** The run failed (model error, time budget, graph error); the run ends after it. */
   | { type: 'error'; error: string };
@@ -37,6 +52,12 @@ export interface ExecutorRunOptions {
    * the tools, then completes the Observable.
    */
   signal?: AbortSignal;
+  /**
+   * The metadata of the request that started the run (A2A message metadata over the request's),
+   * handed to the tools as `configurable.requestMetadata` (remote-agent tools read the
+   * delegation depth there).
+   */
+  metadata?: Readonly<Record<string, unknown>>;
 }
 
 /**

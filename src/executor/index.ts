@@ -10,14 +10,7 @@ export { assignToolCallIds, createToolAgent, type ToolAgentOptions } from './age
 export { withJsonSafeResult, withToolTimeout, ToolTimeoutError } from './agent/tool-guards';
 export * from './frames/extract-tool-frames';
 export * from './frames/sanitize-for-frame';
-export { ToolFrameTracker, describeTurn, isToolStreamEvent, type ToolStreamEvent } from './frames/tool-frame-tracker';
-export { PlannerChatModel, type PlannerChatModelOptions } from './models/planner-chat-model';
+export { ToolFrameTracker, describeTurn, isToolStreamEvent, DELEGATION_ENDED, type ToolStreamEvent } from './frames/tool-frame-tracker';
+export * from './forwarding';
 export * from './models/scripted-chat-model';
 export { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './models/chat-model-from-env';
-export { createDemoTools, type DemoToolsOptions } from './tools/demo-tools';
-export { CALCULATOR_TOOL } from './tools/calculator.tool';
-export { WORLD_CLOCK_TOOL } from './tools/world-clock.tool';
-export { SEARCH_DOCS_TOOL } from './tools/search-docs.tool';
-export { WEATHER_TOOL } from './tools/weather.tool';
-export { SLOW_TASK_TOOL } from './tools/slow-task.tool';
-export { READ_DOC_TOOL } from './tools/read-doc.tool';

@@ -33,6 +33,8 @@ describe('tool-call-v1 JSON Schema, validator and TypeScript type agree', () => 
       { toolCallId: 'c1', phase: 'started' } satisfies ToolCallArtifactData,
       // @ts-expect-error toolCallId is a string
       { toolCallId: 7, name: 'weather', phase: 'started' } satisfies ToolCallArtifactData,
+      // @ts-expect-error parentToolCallId is a string
+      { toolCallId: 'c1', name: 'weather', phase: 'started', parentToolCallId: 7 } satisfies ToolCallArtifactData,
     ];
     for (const payload of rejectedByType) {
       expect(schemaAccepts(payload)).toBe(false);

@@ -16,6 +16,7 @@ const frames: ToolCallArtifactData[] = [
   { toolCallId: 'call_1', name: 'weather', phase: 'started', args: { city: 'Paris' } },
   { toolCallId: 'call_1', name: 'weather', phase: 'completed', result: { tempC: 18, sky: 'clear' } },
   { toolCallId: 'call_2', name: 'calculator', phase: 'failed', error: 'division by zero' },
+  { toolCallId: 'call_3/call_1', name: 'weather', parentToolCallId: 'call_3', phase: 'completed', result: { tempC: 3 } },
 ];
 
 function artifactUpdateWire(frame: ToolCallArtifactData): unknown {
@@ -72,6 +73,19 @@ describe('tool-call-v1 contract', () => {
     expect(parseToolCall(viaStream.artifactUpdate.artifact.parts)).toEqual(frame);
     // and back into the SDK's in-memory shape
     expect(parseToolCall([Part.fromJSON(viaPart)])).toEqual(frame);
+  });
+
+  it('carries parentToolCallId on the wire next to the other fields', () => {
+    const wire = JSON.stringify(artifactUpdateWire(frames[3]));
+    expect(wire).toContain('"data":{"toolCallId":"call_3/call_1","name":"weather","parentToolCallId":"call_3","phase":"completed","result":{"tempC":3}}');
+    const part03 = { kind: 'data', data: frames[3], metadata: { mimeType: TOOL_CALL_V1_MIME_TYPE } };
+    expect(parseToolCall([part03])).toEqual(frames[3]);
+  });
+
+  it('reads a frame without parentToolCallId as a top-level frame, and drops an undefined one', () => {
+    expect(parseToolCall([emitToolCall(frames[0])])).not.toHaveProperty('parentToolCallId');
+    const undefinedParent = { ...frames[0], parentToolCallId: undefined };
+    expect(validateToolCallFrame(undefinedParent)).toEqual({ ok: true, frame: frames[0] });
   });
 
   it('reads the in-memory SDK part', () => {

@@ -23,6 +23,12 @@ export interface ToolCallFrameBase {
    * after a reconnect. Consumers that do not know it ignore it.
    */
   timestamp?: string;
+  /**
+   * Optional, beyond the spec's union: the `toolCallId` of the call whose work this frame is
+   * part of (a tool call made by a remote agent that a local call delegated to). Clients that
+   * do not know it still see a flat, correct timeline; clients that do draw a tree.
+   */
+  parentToolCallId?: string;
 }
 
 export type ToolCallStartedFrame = ToolCallFrameBase & { phase: 'started'; args?: unknown };
@@ -103,6 +109,11 @@ function validatePayload(payload: unknown): ToolCallValidation {
   if (hasOwn(payload, 'timestamp') && typeof payload.timestamp !== 'string') {
     return { ok: false, reason: `timestamp must be a string, got ${describe(payload.timestamp)}` };
   }
+  const parent = payload.parentToolCallId;
+  if (hasOwn(payload, 'parentToolCallId') && parent !== undefined) {
+    if (typeof parent !== 'string') return { ok: false, reason: `parentToolCallId must be a string, got ${describe(parent)}` };
+    if (parent.length === 0) return { ok: false, reason: 'parentToolCallId must not be empty' };
+  }
   // An `error: undefined` (which the type allows, and JSON drops) is an absent error.
   if (p === 'failed' && payload.error !== undefined && typeof payload.error !== 'string') {
     return { ok: false, reason: `error must be a string, got ${describe(payload.error)}` };
@@ -111,6 +122,7 @@ function validatePayload(payload: unknown): ToolCallValidation {
   // getters, megabytes of noise) never travel further than this function. Field by field in
   // wire order, without spreads (spreading the partial frame was most of this function's cost).
   const frame: ToolCallFrameBase & { phase?: ToolCallPhase; args?: unknown; result?: unknown; error?: string } = { toolCallId, name };
+  if (typeof parent === 'string') frame.parentToolCallId = parent;
   if (typeof payload.timestamp === 'string') frame.timestamp = payload.timestamp;
   frame.phase = p;
   switch (p) {

@@ -8,6 +8,8 @@ import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
+import { PlannerChatModel } from '../demo/planner/planner-chat-model';
+import { createDemoTools } from '../demo/tools/demo-tools';
 import { ExecutorModule, ScriptedChatModel } from '../executor';
 import { OfflineChatModel, readCurrentTurn } from '../executor/models/offline-chat-model';
 import type { ToolCallArtifactData } from '../extensions';
@@ -134,8 +136,19 @@ describe('AgentRuntimeService over the real executor', () => {
     await moduleRef.close();
   });
 
-  it('serves the offline demo agent by default (no executor given)', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RuntimeModule.forRoot({})] }).compile();
+  it('refuses to boot without an executor, unless it serves no requests', async () => {
+    await expect(Test.createTestingModule({ imports: [RuntimeModule.forRoot({})] }).compile()).rejects.toThrow(
+      'RuntimeModule: no AgentExecutor to run agents: pass executor: ExecutorModule.forRoot({ tools })',
+    );
+    const front = await Test.createTestingModule({ imports: [RuntimeModule.forRoot({ serveRequests: false })] }).compile();
+    await front.init();
+    expect(front.get(AgentRuntimeService).activeRuns()).toBe(0);
+    await front.close();
+  });
+
+  it('serves the offline demo agent given as its executor', async () => {
+    const executor = ExecutorModule.forRoot({ tools: createDemoTools(), model: new PlannerChatModel() });
+    const moduleRef = await Test.createTestingModule({ imports: [RuntimeModule.forRoot({ executor })] }).compile();
     await moduleRef.init();
     const bus = moduleRef.get(AgentBus);
     const progress: string[] = [];

@@ -81,6 +81,7 @@ function watch(bus: AgentBus, cid: string): { seen: Seen[]; done: Promise<ReplyP
   const done = new Promise<ReplyPayload>((resolve) => {
     sub.add(bus.topic$('progress', cid).subscribe((p) => seen.push({ kind: 'progress', payload: p })));
     sub.add(bus.topic$('toolframe', cid).subscribe((p) => seen.push({ kind: 'toolframe', payload: p })));
+    sub.add(bus.topic$('answer', cid).subscribe((p) => seen.push({ kind: 'answer', payload: p })));
     sub.add(
       bus.topic$('reply', cid).subscribe((p) => {
         seen.push({ kind: 'reply', payload: p });
@@ -134,6 +135,25 @@ describe('AgentRuntimeService', () => {
       { kind: 'reply', payload: { status: 'completed', text: 'forty-two' } },
     ]);
     expect(executor.inputs.get('t1')).toBe('what is it?');
+    w.sub.unsubscribe();
+  });
+
+  it('publishes the answer pieces on the answer topic, and the model\'s own words as narration', async () => {
+    executor.scripts.set('t-ans', [
+      { event: { type: 'progress', text: 'running lookup', step: 1, tools: [{ toolCallId: 'a', name: 'lookup', args: {} }], said: 'Let me look.' } },
+      { event: { type: 'answer', text: 'forty', append: false, last: false } },
+      { after: 5, event: { type: 'answer', text: '-two', append: true, last: true } },
+      { event: reply('forty-two') },
+    ]);
+    const w = watch(bus, 't-ans');
+    bus.publishRequest({ correlationId: 't-ans', message: 'what is it?' });
+    await w.done;
+    expect(w.seen.slice(1)).toEqual([
+      { kind: 'progress', payload: { text: 'Let me look.', step: 1 } },
+      { kind: 'answer', payload: { text: 'forty', append: false, last: false } },
+      { kind: 'answer', payload: { text: '-two', append: true, last: true } },
+      { kind: 'reply', payload: { status: 'completed', text: 'forty-two' } },
+    ]);
     w.sub.unsubscribe();
   });
 

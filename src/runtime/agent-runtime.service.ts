@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import type { Subscription } from 'rxjs';
-import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor';
+import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
+import { requireForRoot } from '../common/require-for-root';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
@@ -39,13 +40,27 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AgentRuntimeService.name);
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
+  private readonly options: RuntimeModuleOptions;
 
   constructor(
     private readonly bus: AgentBus,
-    private readonly executor: AgentExecutor,
     @Inject(NARRATOR) private readonly narrator: Narrator,
-    @Inject(RUNTIME_MODULE_OPTIONS) private readonly options: RuntimeModuleOptions,
-  ) {}
+    @Optional() @Inject(RUNTIME_MODULE_OPTIONS) given: RuntimeModuleOptions | undefined,
+    @Optional() private readonly agentExecutor?: AgentExecutor,
+  ) {
+    const options = requireForRoot('RuntimeModule', given);
+    this.options = options;
+    if (options.serveRequests !== false && !agentExecutor) {
+      throw new Error(
+        'RuntimeModule: no AgentExecutor to run agents: pass executor: ExecutorModule.forRoot({ tools }) (or set serveRequests: false in a process that only fronts remote workers)',
+      );
+    }
+  }
+
+  private get executor(): AgentExecutor {
+    if (!this.agentExecutor) throw new Error('RuntimeModule: this process does not run agents (serveRequests is false)');
+    return this.agentExecutor;
+  }
 
   onModuleInit(): void {
     if (this.options.serveRequests === false) return;
@@ -84,7 +99,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     this.runs.set(correlationId, run);
     let events;
     try {
-      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal });
+      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal, metadata: request.metadata });
     } catch (err) {
       this.settle(run, { status: 'failed', error: errorMessage(err) });
       return true;
@@ -132,12 +147,16 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     if (run.settled) return;
     switch (event.type) {
       case 'progress': {
-        const text = event.tools?.length ? this.narrator.narrate(event.tools) : event.text;
+        // The model's own words before its tool calls are the best narration there is.
+        const text = event.said || (event.tools?.length ? this.narrator.narrate(event.tools) : event.text);
         if (text) this.publish(run, 'progress', { text, step: event.step });
         return;
       }
       case 'toolFrame':
         this.publish(run, 'toolframe', { frame: event.frame });
+        return;
+      case 'answer':
+        this.publish(run, 'answer', { text: event.text, append: event.append, last: event.last });
         return;
       case 'reply':
         this.settle(run, { status: 'completed', text: event.text });

@@ -2,7 +2,7 @@
  * Narration: one humanised line per model turn that calls tools, for simple clients that read
  * `status.message` and ignore the tool-call-v1 frames.
  */
-import type { TurnToolCall } from '../executor';
+import type { TurnToolCall } from '../executor/executor.types';
 
 /** A fixed phrase, or a function of the call (return undefined to fall back to the next rule). */
 export type NarrationPhrase = string | ((call: TurnToolCall) => string | undefined);

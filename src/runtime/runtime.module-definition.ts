@@ -1,5 +1,4 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
-import { ExecutorModule } from '../executor';
 import type { NarrationOptions } from './narration';
 
 export interface RuntimeModuleOptions {
@@ -19,8 +18,8 @@ export interface RuntimeModuleOptions {
 
 export interface RuntimeModuleExtras {
   /**
-   * The module that provides `AgentExecutor` (e.g. `ExecutorModule.forRoot({...})`);
-   * defaults to the executor on its offline demo defaults.
+   * The module that provides `AgentExecutor` (e.g. `ExecutorModule.forRoot({ tools })`).
+   * Required unless `serveRequests` is false (a process that only fronts remote workers).
    */
   executor?: Type | DynamicModule;
   /** Registers the bus and runtime globally so the A2A front injects the same AgentBus (default true). */
@@ -33,6 +32,6 @@ export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: RUNTIME_MODULE_OPT
     .setExtras<RuntimeModuleExtras>({ isGlobal: true }, (definition, extras) => ({
       ...definition,
       global: extras.isGlobal ?? true,
-      imports: [...(definition.imports ?? []), extras.executor ?? ExecutorModule],
+      imports: [...(definition.imports ?? []), ...(extras.executor ? [extras.executor] : [])],
     }))
     .build();

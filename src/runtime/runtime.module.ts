@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
+import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { AgentBus } from './agent-bus';
 import { AgentRuntimeService } from './agent-runtime.service';
 import { EventEmitterAgentBus } from './event-emitter-agent-bus';
@@ -18,8 +19,8 @@ import { ConfigurableModuleClass, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOpti
     { provide: AgentBus, useClass: EventEmitterAgentBus },
     {
       provide: NARRATOR,
-      inject: [RUNTIME_MODULE_OPTIONS],
-      useFactory: (options: RuntimeModuleOptions): Narrator => new Narrator(options.narration),
+      inject: [optionalOptions(RUNTIME_MODULE_OPTIONS)],
+      useFactory: (options?: RuntimeModuleOptions): Narrator => new Narrator(requireForRoot('RuntimeModule', options).narration),
     },
     AgentRuntimeService,
   ],

@@ -9,7 +9,7 @@ export const SKILL_REQUEST_TOPIC = 'agent.skill.request';
 /** Abort the run of this correlationId (open tools end `failed: "cancelled"`). */
 export const SKILL_CANCEL_TOPIC = 'agent.skill.cancel';
 
-export type TaskTopicKind = 'progress' | 'toolframe' | 'reply';
+export type TaskTopicKind = 'progress' | 'toolframe' | 'answer' | 'reply';
 
 /** `agent.skill.{kind}.{correlationId}` */
 export function taskTopic(kind: TaskTopicKind, correlationId: string): string {
@@ -29,6 +29,7 @@ export interface SkillRequest {
   /** Earlier turns of the same conversation, oldest first. */
   history?: ChatTurn[];
   contextId?: string;
+  /** The request's metadata (A2A message metadata over the request's), handed to the run's tools. */
   metadata?: Record<string, unknown>;
 }
 
@@ -46,6 +47,16 @@ export interface ToolFramePayload {
   frame: ToolCallArtifactData;
 }
 
+/**
+ * A piece of the answer as the model writes it. `append: false` starts the answer afresh
+ * (an empty one withdraws what was sent); `last` ends it, and the reply follows.
+ */
+export interface AnswerPayload {
+  text: string;
+  append: boolean;
+  last: boolean;
+}
+
 export type ReplyPayload =
   | { status: 'completed'; text: string }
   | { status: 'failed'; error: string }
@@ -54,5 +65,6 @@ export type ReplyPayload =
 export interface TaskTopicPayloads {
   progress: ProgressPayload;
   toolframe: ToolFramePayload;
+  answer: AnswerPayload;
   reply: ReplyPayload;
 }

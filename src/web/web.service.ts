@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { requireForRoot } from '../common/require-for-root';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WEB_ASSETS } from './web.constants';
@@ -16,7 +17,8 @@ export class WebService implements OnModuleInit {
   private readonly assets = new Map<string, WebAsset>();
   readonly publicDir: string;
 
-  constructor(@Inject(WEB_MODULE_OPTIONS) options: WebModuleOptions) {
+  constructor(@Optional() @Inject(WEB_MODULE_OPTIONS) given?: WebModuleOptions) {
+    const options = requireForRoot('WebModule', given);
     this.publicDir = options.publicDir ?? join(__dirname, 'public');
   }
 

@@ -1,7 +1,8 @@
 import { Global, Module, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { A2aModule, TaskService, type A2aModuleOptions } from '../../src/a2a';
+import { A2aModule, InMemoryTaskStore, TaskService, TaskStore, type A2aModuleOptions } from '../../src/a2a';
+import type { TaskRecord } from '../../src/a2a/task-record';
 import { AgentBus, EventEmitterAgentBus } from '../../src/runtime';
 import { ScriptedWorker, type Script } from './scripted-worker';
 
@@ -20,6 +21,8 @@ export interface ScriptedA2aApp {
   bus: AgentBus;
   worker: ScriptedWorker;
   tasks: TaskService;
+  /** A task of the in-memory store as it is now (synchronous, for polling). */
+  record(id: string): TaskRecord | undefined;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export async function startScriptedA2aApp(script: Script, options: A2aModuleOpti
     bus,
     worker,
     tasks: app.get(TaskService),
+    record: (id) => (app.get(TaskStore) as InMemoryTaskStore).record(id),
     close: async () => {
       worker.stop();
       await app.close();

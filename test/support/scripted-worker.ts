@@ -56,6 +56,11 @@ export class ScriptedRun {
     this.frame({ toolCallId, name, phase: 'failed', error, timestamp: new Date().toISOString() });
   }
 
+  /** A piece of the answer as it is written (see AnswerPayload). */
+  answer(text: string, append: boolean, last = false): void {
+    this.publish(() => this.bus.publish('answer', this.id, { text, append, last }));
+  }
+
   reply(text: string): void {
     this.settle(() => this.bus.publish('reply', this.id, { status: 'completed', text }));
   }

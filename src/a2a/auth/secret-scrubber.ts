@@ -30,6 +30,15 @@ export class SecretScrubber {
     return out.includes(TRUNCATION_MARKER) ? this.cutPrefixes(out) : out;
   }
 
+  /** How many characters at the end of `text` could begin a secret (that the next piece of a stream may complete). */
+  secretStartAtEnd(text: string): number {
+    for (let n = Math.min(text.length, (this.secrets[0]?.length ?? 1) - 1); n > 0; n--) {
+      const tail = text.slice(text.length - n);
+      if (this.secrets.some((secret) => secret.length > n && secret.startsWith(tail))) return n;
+    }
+    return 0;
+  }
+
   /** A copy of plain JSON data (what JSON.parse or the frame hygiene yields) with every string scrubbed. */
   value<T>(value: T): T {
     if (!this.active) return value;

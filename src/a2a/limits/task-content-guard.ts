@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor';
+import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { A2aConfig } from '../a2a.module-definition';
 import { SecretScrubber } from '../auth/secret-scrubber';
@@ -35,6 +35,22 @@ export class TaskContentGuard {
   /** Answers and errors are not capped (the answer is the product), only scrubbed. */
   text(text: string): string {
     return this.secrets.active ? this.secrets.text(text) : text;
+  }
+
+  /**
+   * A scrubber for one streamed text: each piece comes out scrubbed, and the start of a secret
+   * at its end is held back until the next piece shows whether the secret follows (the last
+   * piece lets everything out).
+   */
+  textStream(): (piece: string, last: boolean) => string {
+    let held = '';
+    return (piece, last) => {
+      if (!this.secrets.active) return piece;
+      const scrubbed = this.secrets.text(held + piece);
+      const keep = last ? 0 : this.secrets.secretStartAtEnd(scrubbed);
+      held = scrubbed.slice(scrubbed.length - keep);
+      return scrubbed.slice(0, scrubbed.length - keep);
+    };
   }
 
   message(message: Message): Message {

@@ -5,6 +5,7 @@ import { AgentBus, EventEmitterAgentBus } from '../../runtime';
 import { A2aHttpError } from '../a2a-errors';
 import { resolveA2aConfig } from '../a2a.module-definition';
 import { TaskService } from '../task.service';
+import { InMemoryTaskStore } from '../store/in-memory-task-store';
 import { A2aDrainService } from './a2a-drain.service';
 import { DrainGuard } from './drain.guard';
 import { enableGracefulShutdown } from './graceful-shutdown';
@@ -30,7 +31,7 @@ describe('A2aDrainService', () => {
   beforeEach(() => {
     bus = new EventEmitterAgentBus(new EventEmitter2({ wildcard: false }));
     const config = resolveA2aConfig({ drainTimeoutMs: 200, cancelTimeoutMs: 50 }, {});
-    tasks = new TaskService(bus, config);
+    tasks = new TaskService(bus, config, new InMemoryTaskStore(config));
     drain = new A2aDrainService(tasks, config);
   });
   afterEach(() => tasks.onModuleDestroy());
@@ -54,8 +55,8 @@ describe('A2aDrainService', () => {
   });
 
   it('lets running tasks finish within the drain time, cancels the rest, and ends every stream with the final event', async () => {
-    const quick = start('quick');
-    const slow = start('slow');
+    const quick = await start('quick');
+    const slow = await start('slow');
     const streams = [quick, slow].map((task) => lastValueFrom(tasks.follow(task, { toolFrames: true }).pipe(toArray())));
     bus.publish('toolframe', slow.id, { frame: { toolCallId: 'c', name: 'slow_task', phase: 'started' } });
     setTimeout(() => bus.publish('reply', quick.id, { status: 'completed', text: 'done' }), 20);

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { A2A_CONFIG } from '../a2a.constants';
 import type { A2aConfig } from '../a2a.module-definition';
-import type { TaskRecord } from '../task-record';
+import type { WrittenTask } from '../store/task-store';
 import { ClientStreams } from '../streams/client-streams';
 import { TaskService } from '../task.service';
 
@@ -74,7 +74,7 @@ export class A2aDrainService {
   }
 
   /** The tasks seen so far plus any a request already past the door has started since. */
-  private collect(seen: Set<TaskRecord>): TaskRecord[] {
+  private collect(seen: Set<WrittenTask>): WrittenTask[] {
     for (const task of this.tasks.running()) seen.add(task);
     return [...seen];
   }

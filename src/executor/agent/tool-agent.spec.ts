@@ -2,7 +2,7 @@ import { AIMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { assignToolCallIds, createToolAgent } from './tool-agent';
+import { assignToolCallIds, createToolAgent, toolCallIdsIn } from './tool-agent';
 import { ToolTimeoutError, withJsonSafeResult, withToolTimeout } from './tool-guards';
 
 const message = (ids: Array<string | undefined>): AIMessage =>
@@ -16,6 +16,13 @@ describe('assignToolCallIds', () => {
   it('fills missing and empty ids and replaces duplicates, keeping good ones', () => {
     const out = assignToolCallIds(message(['a', undefined, '', 'a', 'b']), next);
     expect(out.tool_calls?.map((c) => c.id)).toEqual(['a', 'new_1', 'new_2', 'new_3', 'b']);
+  });
+
+  it('replaces ids used earlier in the run', () => {
+    const earlier = toolCallIdsIn([message(['call_0', 'call_1']), new AIMessage('text only')]);
+    expect([...earlier]).toEqual(['call_0', 'call_1']);
+    const out = assignToolCallIds(message(['call_0', 'call_2', 'call_1']), next, earlier);
+    expect(out.tool_calls?.map((c) => c.id)).toEqual(['new_1', 'call_2', 'new_2']);
   });
 
   it('leaves a message with good ids untouched', () => {

@@ -5,7 +5,8 @@
  * (prototype-linked to the original, which is left unchanged); tools that are not
  * StructuredTool instances are returned as they are.
  */
-import { StructuredTool, type StructuredToolInterface } from '@langchain/core/tools';
+import { StructuredTool, ToolInputParsingException, type StructuredToolInterface } from '@langchain/core/tools';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { sanitizeForFrame } from '../frames/sanitize-for-frame';
 
 export class ToolTimeoutError extends Error {
@@ -83,4 +84,40 @@ function jsonSafe(value: unknown): unknown {
 export function withJsonSafeResult<T extends StructuredToolInterface>(tool: T): T {
   if (tool instanceof StructuredTool && tool.responseFormat === 'content_and_artifact') return tool;
   return wrapBody(tool, (body) => async (arg, runManager, config) => jsonSafe(await body(arg, runManager, config)));
+}
+
+type ToolCallMethod = (arg: unknown, config?: unknown, tags?: unknown) => Promise<unknown>;
+
+/** The argument names a tool's schema allows, when it allows no others. */
+function closedArgumentNames(tool: StructuredToolInterface): Set<string> | undefined {
+  const parameters = convertToOpenAITool(tool).function.parameters as { properties?: object; additionalProperties?: unknown } | undefined;
+  if (!parameters || parameters.additionalProperties !== false) return undefined;
+  return new Set(Object.keys(parameters.properties ?? {}));
+}
+
+/**
+ * The same tool, refusing arguments its schema does not declare: LangChain strips them
+ * silently, so a misspelt optional argument would be ignored. The call fails instead, naming
+ * the argument and the ones the tool takes.
+ */
+export function withKnownArguments<T extends StructuredToolInterface>(tool: T): T {
+  if (!(tool instanceof StructuredTool)) return tool;
+  const known = closedArgumentNames(tool);
+  if (!known) return tool;
+  const guarded = Object.create(tool) as T;
+  const original = (tool as unknown as { call: ToolCallMethod }).call;
+  const call: ToolCallMethod = (arg, config, tags) => {
+    const input = typeof arg === 'object' && arg !== null && 'args' in arg && (arg as { type?: unknown }).type === 'tool_call' ? (arg as { args: unknown }).args : arg;
+    if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+      const unknown = Object.keys(input).filter((key) => !known.has(key));
+      if (unknown.length > 0) {
+        const takes = known.size > 0 ? `takes ${[...known].join(', ')}` : 'takes no arguments';
+        const message = `Received tool input did not match expected schema: unknown argument ${unknown.map((k) => JSON.stringify(k)).join(', ')} (${tool.name} ${takes})`;
+        return Promise.reject(new ToolInputParsingException(message, JSON.stringify(input)));
+      }
+    }
+    return original.call(guarded, arg, config, tags);
+  };
+  (guarded as unknown as { call: ToolCallMethod }).call = call;
+  return guarded;
 }

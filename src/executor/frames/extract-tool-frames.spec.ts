@@ -32,6 +32,7 @@ describe('extractToolFrames', () => {
           { toolCallId: 'c1', name: 'weather', args: { city: 'Paris' } },
           { toolCallId: 'c2', name: 'world_clock', args: { place: 'Tokyo' } },
         ],
+        said: '',
       },
     ]);
     expect(cursor).toEqual({ next: 5, pending: [] });

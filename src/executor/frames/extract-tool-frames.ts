@@ -6,7 +6,7 @@
 import { AIMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { TurnToolCall } from '../executor.types';
-import { toolErrorText, toolResultValue } from './tool-output';
+import { contentText, toolErrorText, toolResultValue } from './tool-output';
 
 /** A started tool call still waiting for its result. */
 export interface PendingToolCall {
@@ -27,6 +27,8 @@ export interface FrameCursor {
 export interface ToolTurn {
   readonly at: number;
   readonly calls: readonly TurnToolCall[];
+  /** The text the model wrote along with the calls ("" when none). */
+  readonly said: string;
 }
 
 export interface ExtractedFrames {
@@ -72,7 +74,7 @@ export function extractToolFrames(messages: readonly BaseMessage[], cursor: Fram
         name: call.name,
         args: call.args,
       }));
-      turns.push({ at: frames.length, calls });
+      turns.push({ at: frames.length, calls, said: contentText(message.content).trim() });
       calls.forEach((call, j) => {
         pending.push({ toolCallId: call.toolCallId, name: call.name, anonymous: !toolCalls[j].id });
         frames.push({ toolCallId: call.toolCallId, name: call.name, phase: 'started', args: call.args });

@@ -220,6 +220,12 @@ describe('sanitizeFrame', () => {
     expect(validateToolCallFrame(frame).ok).toBe(true);
   });
 
+  it('keeps parentToolCallId, in wire order after the name', () => {
+    const frame = sanitizeFrame({ toolCallId: 'p/c1', name: 'weather', parentToolCallId: 'p', phase: 'completed', result: { tempC: 3 } });
+    expect(JSON.stringify(frame)).toBe('{"toolCallId":"p/c1","name":"weather","parentToolCallId":"p","phase":"completed","result":{"tempC":3}}');
+    expect(validateToolCallFrame(frame).ok).toBe(true);
+  });
+
   it('caps a failed frame\'s error and keeps it a string', () => {
     const frame = sanitizeFrame({ toolCallId: 'c1', name: 't', phase: 'failed', error: 'e'.repeat(100_000) }, { maxFieldBytes: 512 });
     expect(frame.phase).toBe('failed');

@@ -340,6 +340,7 @@ export function sanitizeFrame(frame: ToolCallArtifactData, options?: FrameHygien
     toolCallId: capString(frame.toolCallId, maxBytes),
     name: capString(frame.name, maxBytes),
   };
+  if (frame.parentToolCallId !== undefined) out.parentToolCallId = capString(frame.parentToolCallId, maxBytes);
   if (frame.timestamp !== undefined) out.timestamp = frame.timestamp;
   out.phase = frame.phase;
   switch (frame.phase) {

@@ -79,6 +79,30 @@ describe('ToolFrameTracker', () => {
     expect(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: '', name: 'weather', output: 'x' })).toEqual([]);
   });
 
+  it('gives a call that reuses the id of an ended call a fresh id, from both sources', () => {
+    const tracker = new ToolFrameTracker();
+    const call = (n: number) => new AIMessage({ content: '', tool_calls: [{ id: 'call_0', name: 'weather', args: { n }, type: 'tool_call' }] });
+    const result = (n: number) => new ToolMessage({ tool_call_id: 'call_0', name: 'weather', content: `{"n":${n}}` });
+    const seen: ExecutorEvent[] = [];
+    tracker.fromValues([human]);
+    seen.push(...tracker.fromValues([human, call(1)]));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'call_0', name: 'weather', input: { n: 1 } }));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'call_0', name: 'weather', output: result(1) }));
+    seen.push(...tracker.fromValues([human, call(1), result(1)]));
+    seen.push(...tracker.fromValues([human, call(1), result(1), call(2)]));
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'call_0', name: 'weather', input: { n: 2 } }));
+    expect(tracker.openCount).toBe(1);
+    seen.push(...tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'call_0', name: 'weather', output: result(2) }));
+    seen.push(...tracker.fromValues([human, call(1), result(1), call(2), result(2)]));
+    expect(frames(seen).map((f) => [f.toolCallId, f.phase, f.phase === 'started' ? f.args : f.phase === 'completed' ? f.result : f.error])).toEqual([
+      ['call_0', 'started', { n: 1 }],
+      ['call_0', 'completed', { n: 1 }],
+      ['call_0~2', 'started', { n: 2 }],
+      ['call_0~2', 'completed', { n: 2 }],
+    ]);
+    expect(tracker.openCount).toBe(0);
+  });
+
   it('closes every open tool with the same error', () => {
     const tracker = new ToolFrameTracker();
     tracker.fromValues([human]);
@@ -93,5 +117,77 @@ describe('ToolFrameTracker', () => {
     expect(isToolStreamEvent({ event: 'on_chain_end', name: 'x' })).toBe(false);
     expect(isToolStreamEvent(null)).toBe(false);
     expect(describeTurn([])).toBe('');
+  });
+});
+
+describe('ToolFrameTracker: frames forwarded from a delegated agent', () => {
+  const ask = (id: string) => ({ event: 'on_tool_start' as const, toolCallId: id, name: 'researcher', input: { question: 'weather in Oslo' } });
+  const plain = (events: ExecutorEvent[]) =>
+    frames(events).map((f) => `${f.phase} ${f.toolCallId}${f.parentToolCallId ? ` < ${f.parentToolCallId}` : ''}${f.phase === 'failed' ? `: ${f.error}` : ''}`);
+
+  it('nests them under the delegating call with ids unique in the run, keeping their own nesting', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromToolEvent(ask('d1'));
+    tracker.fromToolEvent(ask('d2'));
+    const events = [
+      ...tracker.fromForwarded('d1', { toolCallId: 'call_1', name: 'weather', phase: 'started', args: { city: 'Oslo' } }),
+      // the other agent uses the same id: no collision
+      ...tracker.fromForwarded('d2', { toolCallId: 'call_1', name: 'weather', phase: 'started', args: { city: 'Rome' } }),
+      // a frame the other agent itself forwarded from a third one keeps its place below
+      ...tracker.fromForwarded('d1', { toolCallId: 'call_2/call_1', name: 'world_clock', parentToolCallId: 'call_2', phase: 'started' }),
+      ...tracker.fromForwarded('d1', { toolCallId: 'call_1', name: 'weather', phase: 'completed', result: { tempC: 3 } }),
+      ...tracker.fromForwarded('d1', { toolCallId: 'call_1', name: 'weather', phase: 'completed', result: { tempC: 3 } }),
+    ];
+    expect(plain(events)).toEqual([
+      'started d1/call_1 < d1',
+      'started d2/call_1 < d2',
+      'started d1/call_2/call_1 < d1/call_2',
+      'completed d1/call_1 < d1',
+    ]);
+    expect(frames(events)[0]).toMatchObject({ name: 'weather', args: { city: 'Oslo' }, timestamp: '2026-01-01T00:00:03.000Z' });
+  });
+
+  it('starts a call whose start it never saw, and closes what is still open when the delegating call ends', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromToolEvent(ask('d1'));
+    const early = tracker.fromForwarded('d1', { toolCallId: 'c9', name: 'read_doc', phase: 'failed', error: 'no page' });
+    expect(plain(early)).toEqual(['started d1/c9 < d1', 'failed d1/c9 < d1: no page']);
+    tracker.fromForwarded('d1', { toolCallId: 'c1', name: 'weather', phase: 'started' });
+    tracker.fromForwarded('d1', { toolCallId: 'c2', name: 'slow_task', phase: 'started' });
+    const end = tracker.fromToolEvent({ event: 'on_tool_error', toolCallId: 'd1', name: 'researcher', error: new Error('researcher: the stream ended') });
+    expect(plain(end)).toEqual([
+      'failed d1/c2 < d1: researcher: the stream ended',
+      'failed d1/c1 < d1: researcher: the stream ended',
+      'failed d1: researcher: the stream ended',
+    ]);
+    // late frames and narration of an ended call are dropped
+    expect(tracker.fromForwarded('d1', { toolCallId: 'c3', name: 'weather', phase: 'started' })).toEqual([]);
+    expect(tracker.forwardedNarration('d1', 'researcher: late')).toEqual([]);
+    expect(tracker.fromForwarded('nobody', { toolCallId: 'c3', name: 'weather', phase: 'started' })).toEqual([]);
+  });
+
+  it('a delegating call that completes settles its open nested calls as unfinished', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromToolEvent(ask('d1'));
+    tracker.fromForwarded('d1', { toolCallId: 'c1', name: 'weather', phase: 'started' });
+    const end = tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'd1', name: 'researcher', output: 'done' });
+    expect(plain(end)).toEqual(['failed d1/c1 < d1: the delegated agent ended before this call finished', 'completed d1']);
+  });
+
+  it('cancel closes forwarded calls first, then the local ones', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromToolEvent(ask('d1'));
+    tracker.fromForwarded('d1', { toolCallId: 'c1', name: 'weather', phase: 'started' });
+    expect(plain(tracker.closeOpen('cancelled'))).toEqual(['failed d1/c1 < d1: cancelled', 'failed d1: cancelled']);
+    expect(tracker.openCount).toBe(0);
+  });
+
+  it('passes a running call\'s forwarded narration on with the current step', () => {
+    const tracker = new ToolFrameTracker({}, tickingClock());
+    tracker.fromValues([human]);
+    tracker.fromValues([human, turn]);
+    expect(tracker.forwardedNarration('c1', 'researcher: checking the weather')).toEqual([
+      { type: 'progress', text: 'researcher: checking the weather', step: 1 },
+    ]);
   });
 });

@@ -8,7 +8,7 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { ExecutorEvent, TurnToolCall } from '../executor.types';
-import { cursorAt, extractToolFrames, type FrameCursor } from './extract-tool-frames';
+import { cursorAt, extractToolFrames, type FrameCursor, type ToolTurn } from './extract-tool-frames';
 import { sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from './sanitize-for-frame';
 import { errorMessage, toolResultValue } from './tool-output';
 
@@ -34,12 +34,27 @@ export function describeTurn(calls: readonly TurnToolCall[]): string {
 
 type Terminal = { phase: 'completed'; result: unknown } | { phase: 'failed'; error: string };
 
+/** A forwarded call still open: its name, its parent, and the local call it was delegated under. */
+interface OpenForwarded {
+  name: string;
+  parentToolCallId: string;
+  root: string;
+}
+
+/** The error of forwarded calls still open when the call that delegated them ends without failing. */
+export const DELEGATION_ENDED = 'the delegated agent ended before this call finished';
+
 export class ToolFrameTracker {
   /** Unset until the first state snapshot, which is the run's input and yields no frames. */
   private cursor: FrameCursor | undefined;
-  private readonly started = new Set<string>();
-  /** Started and not yet ended: id → tool name. */
+  /** The id each call's frames carry, by the id the model gave it (they differ for a reused id). */
+  private readonly frameIds = new Map<string, string>();
+  /** Started and not yet ended: frame id → tool name. */
   private readonly open = new Map<string, string>();
+  /** Forwarded calls (another agent's, nested under a local call) started and not yet ended. */
+  private readonly forwardedOpen = new Map<string, OpenForwarded>();
+  /** Every forwarded id seen, so a repeated or late frame adds nothing. */
+  private readonly forwardedSeen = new Set<string>();
   private step = 0;
   private lastStampMs = NaN;
   private lastStamp = '';
@@ -71,7 +86,7 @@ export class ToolFrameTracker {
     let nextTurn = 0;
     frames.forEach((frame, i) => {
       while (nextTurn < turns.length && turns[nextTurn].at === i) {
-        events.push(this.turnProgress(turns[nextTurn].calls));
+        events.push(this.turnProgress(turns[nextTurn]));
         nextTurn++;
       }
       if (frame.phase === 'started') events.push(...this.start(frame.toolCallId, frame.name, frame.args));
@@ -100,32 +115,100 @@ export class ToolFrameTracker {
     }
   }
 
-  /** `failed` frames closing every open tool (cancel, time budget, run error). */
+  /** `failed` frames closing every open tool, forwarded ones first (cancel, time budget, run error). */
   closeOpen(error: string): ExecutorEvent[] {
-    return Array.from(this.open, ([id, name]) => this.end(id, name, { phase: 'failed', error })).flat();
+    const events = this.closeForwarded(() => true, error);
+    for (const [toolCallId, name] of this.open) {
+      this.open.delete(toolCallId);
+      events.push(this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'failed', error }));
+    }
+    return events;
   }
 
-  private turnProgress(calls: readonly TurnToolCall[]): ExecutorEvent {
+  /**
+   * A frame of another agent, forwarded by the tool call `callId` that delegated to it. Its id
+   * is prefixed with the delegating call's frame id (unique in the run, whatever ids the other
+   * agent uses) and it is nested under that call, keeping its own nesting below it. Nothing is
+   * forwarded for a call that is not running: a late frame is dropped.
+   */
+  fromForwarded(callId: string, frame: ToolCallArtifactData): ExecutorEvent[] {
+    const root = this.frameIds.get(callId);
+    if (root === undefined || !this.open.has(root)) return [];
+    const toolCallId = `${root}/${frame.toolCallId}`;
+    const parentToolCallId = frame.parentToolCallId === undefined ? root : `${root}/${frame.parentToolCallId}`;
+    const events: ExecutorEvent[] = [];
+    if (!this.forwardedSeen.has(toolCallId)) {
+      this.forwardedSeen.add(toolCallId);
+      this.forwardedOpen.set(toolCallId, { name: frame.name, parentToolCallId, root });
+      const args = frame.phase === 'started' ? frame.args : undefined;
+      events.push(this.emit({ toolCallId, name: frame.name, parentToolCallId, timestamp: this.timestamp(), phase: 'started', args }));
+    }
+    const open = this.forwardedOpen.get(toolCallId);
+    if (frame.phase === 'started' || open === undefined) return events;
+    this.forwardedOpen.delete(toolCallId);
+    const terminal: Terminal = frame.phase === 'failed' ? { phase: 'failed', error: frame.error ?? '' } : { phase: 'completed', result: frame.result };
+    events.push(this.emit({ toolCallId, name: open.name, parentToolCallId: open.parentToolCallId, timestamp: this.timestamp(), ...terminal }));
+    return events;
+  }
+
+  /** A line of another agent's narration, forwarded by the running call `callId`. */
+  forwardedNarration(callId: string, text: string): ExecutorEvent[] {
+    const root = this.frameIds.get(callId);
+    if (root === undefined || !this.open.has(root)) return [];
+    return [{ type: 'progress', text, step: this.step }];
+  }
+
+  /** Failed frames for the open forwarded calls that `which` selects, innermost (latest) first. */
+  private closeForwarded(which: (call: OpenForwarded) => boolean, error: string): ExecutorEvent[] {
+    const closing = [...this.forwardedOpen].filter(([, call]) => which(call)).reverse();
+    return closing.map(([toolCallId, call]) => {
+      this.forwardedOpen.delete(toolCallId);
+      return this.emit({ toolCallId, name: call.name, parentToolCallId: call.parentToolCallId, timestamp: this.timestamp(), phase: 'failed', error });
+    });
+  }
+
+  private turnProgress({ calls, said }: ToolTurn): ExecutorEvent {
     this.step++;
     const tools = calls.map((call) => ({ ...call, args: sanitizeForFrame(call.args, this.hygiene) }));
-    return { type: 'progress', text: describeTurn(calls), step: this.step, tools };
+    const event: ExecutorEvent = { type: 'progress', text: describeTurn(calls), step: this.step, tools };
+    return said ? { ...event, said: sanitizeForFrame(said, { ...this.hygiene, redactKeys: [] }) as string } : event;
   }
 
-  private start(toolCallId: string, name: string, args: unknown): ExecutorEvent[] {
-    if (this.started.has(toolCallId)) return [];
-    this.started.add(toolCallId);
+  /**
+   * Both sources report each start; the second report finds the call open and adds nothing.
+   * A start for an id whose call already ended is a new call reusing the id (some models number
+   * calls per reply): it gets a fresh id, and the frames that follow go to it.
+   */
+  private start(modelId: string, name: string, args: unknown): ExecutorEvent[] {
+    let toolCallId = this.frameIds.get(modelId);
+    if (toolCallId !== undefined && this.open.has(toolCallId)) return [];
+    toolCallId = toolCallId === undefined ? modelId : this.freshId(modelId);
+    this.frameIds.set(modelId, toolCallId);
     this.open.set(toolCallId, name);
     return [this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args })];
   }
 
-  private end(toolCallId: string, name: string, terminal: Terminal): ExecutorEvent[] {
+  private end(modelId: string, name: string, terminal: Terminal): ExecutorEvent[] {
     // A result whose start was never seen still gets its `started` first, so pairs stay whole.
-    const events = this.started.has(toolCallId) ? [] : this.start(toolCallId, name, undefined);
-    if (!this.open.has(toolCallId)) return events;
-    const startedName = this.open.get(toolCallId) ?? name;
+    const events = this.frameIds.has(modelId) ? [] : this.start(modelId, name, undefined);
+    const toolCallId = this.frameIds.get(modelId) ?? modelId;
+    const startedName = this.open.get(toolCallId);
+    if (startedName === undefined) return events;
+    // What it delegated settles first, so no nested call outlives the call it belongs to.
+    if (this.forwardedOpen.size > 0) {
+      events.push(...this.closeForwarded((call) => call.root === toolCallId, terminal.phase === 'failed' ? terminal.error : DELEGATION_ENDED));
+    }
     this.open.delete(toolCallId);
     events.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
     return events;
+  }
+
+  /** `<id>~2`, `<id>~3`, …: the first not yet taken by any call of this run. */
+  private freshId(modelId: string): string {
+    const taken = new Set(this.frameIds.values());
+    let n = 2;
+    while (taken.has(`${modelId}~${n}`) || this.frameIds.has(`${modelId}~${n}`)) n++;
+    return `${modelId}~${n}`;
   }
 
   private emit(frame: ToolCallArtifactData): ExecutorEvent {

@@ -1,11 +1,17 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './chat-model-from-env';
-import { PlannerChatModel } from './planner-chat-model';
+import { OfflineToolModel } from './offline-tool-model';
 
 describe('chatModelFromEnv', () => {
-  it('is the offline planner without OpenAI settings', () => {
-    expect(chatModelFromEnv({})).toBeInstanceOf(PlannerChatModel);
-    expect(chatModelFromEnv({ OPENAI_API_KEY: '  ', MODEL: 'x' })).toBeInstanceOf(PlannerChatModel);
+  it('is the offline tool model without OpenAI settings', () => {
+    expect(chatModelFromEnv({})).toBeInstanceOf(OfflineToolModel);
+    expect(chatModelFromEnv({ OPENAI_API_KEY: '  ', MODEL: 'x' })).toBeInstanceOf(OfflineToolModel);
+  });
+
+  it('is the given offline model without OpenAI settings, and ChatOpenAI with them', () => {
+    const offline = new OfflineToolModel({ latencyMs: 1 });
+    expect(chatModelFromEnv({}, () => offline)).toBe(offline);
+    expect(chatModelFromEnv({ OPENAI_API_KEY: 'sk-test' }, () => offline)).toBeInstanceOf(ChatOpenAI);
   });
 
   it('is ChatOpenAI on the configured endpoint and model', () => {

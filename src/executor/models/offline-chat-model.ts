@@ -8,10 +8,12 @@ import {
   type BaseChatModelCallOptions,
   type BindToolsInput,
 } from '@langchain/core/language_models/chat_models';
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import { ChatGenerationChunk, type ChatResult } from '@langchain/core/outputs';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
-import { toolErrorText, toolResultValue } from '../frames/tool-output';
+import { sleep } from '../abortable';
+import { contentText, toolErrorText, toolResultValue } from '../frames/tool-output';
 
 export interface OfflineChatModelCallOptions extends BaseChatModelCallOptions {
   /** The tools bound with bindTools. */
@@ -66,7 +68,68 @@ export function readCurrentTurn(messages: readonly BaseMessage[]): CurrentTurn {
   return { request, modelTurns, outcomes };
 }
 
+/**
+ * `text` cut at word starts into at most `count` pieces of about equal word counts; the pieces
+ * concatenate to `text` exactly.
+ */
+export function splitIntoPieces(text: string, count: number): string[] {
+  const words = text.split(/(?<=\s)(?=\S)/).filter((w) => w !== '');
+  const pieces = Math.min(count, words.length);
+  const out: string[] = [];
+  for (let i = 0; i < pieces; i++) {
+    out.push(words.slice(Math.floor((i * words.length) / pieces), Math.floor(((i + 1) * words.length) / pieces)).join(''));
+  }
+  return out;
+}
+
+/** How many pieces an offline model streams a reply's text in, and the pause between them. */
+export const OFFLINE_REPLY_PIECES = 4;
+export const OFFLINE_PIECE_DELAY_MS = 40;
+
 export abstract class OfflineChatModel extends BaseChatModel<OfflineChatModelCallOptions> {
+  /** Pause between streamed pieces, so a reader sees the answer grow as with a hosted model. */
+  protected pieceDelayMs = OFFLINE_PIECE_DELAY_MS;
+
+  /**
+   * Streaming (what LangGraph's `messages` stream mode asks for): the reply `_generate` makes,
+   * its text in a few pieces, then its tool calls in one chunk, as a hosted model sends them.
+   */
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const message = (await this._generate(messages, options, runManager)).generations[0].message as AIMessage;
+    yield* this.streamReply(message, splitIntoPieces(contentText(message.content), OFFLINE_REPLY_PIECES), this.pieceDelayMs, options, runManager);
+  }
+
+  /** Streams `pieces` (the reply's text), then the reply's tool calls. */
+  protected async *streamReply(
+    message: AIMessage,
+    pieces: readonly string[],
+    delayMs: number,
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    for (const [i, text] of pieces.entries()) {
+      if (i > 0 && delayMs > 0) await sleep(delayMs, options.signal);
+      const chunk = new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) });
+      yield chunk;
+      await runManager?.handleLLMNewToken(text, undefined, undefined, undefined, undefined, { chunk });
+    }
+    const calls = message.tool_calls ?? [];
+    if (calls.length === 0) return;
+    const chunk = new ChatGenerationChunk({
+      text: '',
+      message: new AIMessageChunk({
+        content: '',
+        tool_call_chunks: calls.map((call, index) => ({ type: 'tool_call_chunk' as const, name: call.name, args: JSON.stringify(call.args), id: call.id, index })),
+      }),
+    });
+    yield chunk;
+    await runManager?.handleLLMNewToken('', undefined, undefined, undefined, undefined, { chunk });
+  }
+
   override bindTools(tools: BindToolsInput[], kwargs?: Partial<OfflineChatModelCallOptions>) {
     return this.withConfig({ ...kwargs, tools });
   }

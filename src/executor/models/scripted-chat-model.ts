@@ -1,6 +1,7 @@
+import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
-import { sleep } from '../tools/abortable';
+import type { ChatGenerationChunk, ChatResult } from '@langchain/core/outputs';
+import { sleep } from '../abortable';
 import { OfflineChatModel, readCurrentTurn } from './offline-chat-model';
 
 export interface ScriptedToolCall {
@@ -16,8 +17,13 @@ interface TurnTiming {
 }
 
 export type ScriptedTurn =
-  | ({ toolCalls: ScriptedToolCall[] } & TurnTiming)
-  | ({ text: string } & TurnTiming)
+  /** Tool calls, after `text` when given (what the model says before calling them). */
+  | ({ toolCalls: ScriptedToolCall[]; text?: string } & TurnTiming)
+  /**
+   * An answer. Streamed (LangGraph's `messages` mode) as `chunks` when given, which must
+   * concatenate to `text`, `chunkDelayMs` apart; else in a few pieces at once.
+   */
+  | ({ text: string; chunks?: string[]; chunkDelayMs?: number } & TurnTiming)
   /** The model call fails with this message. */
   | ({ error: string } & TurnTiming)
   /** The model call never settles and ignores its abort signal, like a stuck connection. */
@@ -39,8 +45,14 @@ export class ScriptedChatModel extends OfflineChatModel {
 
   constructor(options: ScriptedChatModelOptions) {
     super({});
+    options.turns.forEach((turn, i) => {
+      if ('chunks' in turn && turn.chunks !== undefined && turn.chunks.join('') !== turn.text) {
+        throw new Error(`ScriptedChatModel: the chunks of turn ${i + 1} do not concatenate to its text`);
+      }
+    });
     this.turns = options.turns;
     this.omitIds = options.omitIds ?? false;
+    this.pieceDelayMs = 0;
   }
 
   static override lc_name(): string {
@@ -51,17 +63,36 @@ export class ScriptedChatModel extends OfflineChatModel {
     return 'toolstream-scripted';
   }
 
-  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: this['ParsedCallOptions'],
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
+    const turn = this.turnFor(messages);
+    if (!('text' in turn) || !('chunks' in turn) || turn.chunks === undefined) {
+      yield* super._streamResponseChunks(messages, options, runManager);
+      return;
+    }
+    const message = (await this._generate(messages, options)).generations[0].message as AIMessage;
+    yield* this.streamReply(message, turn.chunks, turn.chunkDelayMs ?? 0, options, runManager);
+  }
+
+  private turnFor(messages: BaseMessage[]): ScriptedTurn {
     const index = readCurrentTurn(messages).modelTurns;
     const turn = this.turns[index];
     if (!turn) throw new Error(`ScriptedChatModel: the script has no turn ${index + 1} (it has ${this.turns.length})`);
+    return turn;
+  }
+
+  async _generate(messages: BaseMessage[], options: this['ParsedCallOptions']): Promise<ChatResult> {
+    const turn = this.turnFor(messages);
     if ('hang' in turn) return new Promise<never>(() => undefined);
     if (turn.delayMs) await sleep(turn.delayMs, options.signal);
     if ('error' in turn) throw new Error(turn.error);
-    if ('text' in turn) return this.result(new AIMessage(turn.text));
+    if (!('toolCalls' in turn)) return this.result(new AIMessage(turn.text));
     return this.result(
       new AIMessage({
-        content: '',
+        content: turn.text ?? '',
         tool_calls: turn.toolCalls.map((call, i) => ({
           name: call.name,
           args: call.args ?? {},

@@ -1,7 +1,8 @@
 /**
  * Draws the tool timeline into an <ol>, keyed by toolCallId: a card is made once and then only
  * its changed texts are touched, so an open <details> stays open and nothing flickers. Text
- * goes in through textContent only, never as markup.
+ * goes in through textContent only, never as markup. Calls a delegated agent made are drawn
+ * inside the card of the call that delegated, indented, in a block that can be folded.
  */
 import type { ToolRow, ToolStatus } from '../../client';
 
@@ -21,6 +22,10 @@ interface Card {
   error: HTMLParagraphElement;
   args: HTMLDetailsElement;
   result: HTMLDetailsElement;
+  /** The nested calls: a foldable block holding a list drawn like the top-level one. */
+  nested: HTMLDetailsElement;
+  nestedSummary: HTMLElement;
+  nestedList: HTMLOListElement;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
@@ -59,12 +64,16 @@ export class TimelineDom {
   }
 
   render(groups: readonly ToolRow[][]): void {
+    this.renderList(this.root, groups);
+  }
+
+  private renderList(root: HTMLOListElement, groups: readonly ToolRow[][]): void {
     groups.forEach((rows, i) => {
-      let group = this.root.children[i] as HTMLLIElement | undefined;
+      let group = root.children[i] as HTMLLIElement | undefined;
       if (!group) {
         group = el('li', 'group-item');
         group.append(el('ol', 'group'));
-        this.root.append(group);
+        root.append(group);
       }
       const list = group.firstElementChild as HTMLOListElement;
       list.classList.toggle('group--parallel', rows.length > 1);
@@ -75,7 +84,7 @@ export class TimelineDom {
       });
       while (list.children.length > rows.length) list.lastElementChild?.remove();
     });
-    while (this.root.children.length > groups.length) this.root.lastElementChild?.remove();
+    while (root.children.length > groups.length) root.lastElementChild?.remove();
   }
 
   private card(row: ToolRow): Card {
@@ -93,8 +102,14 @@ export class TimelineDom {
       error.hidden = true;
       const args = detailsBlock('tool__args', 'Arguments');
       const result = detailsBlock('tool__result', 'Result');
-      li.append(head, error, args, result);
-      card = { li, mark, duration, error, args, result };
+      const nested = el('details', 'tool__nested');
+      nested.open = true;
+      nested.hidden = true;
+      const nestedSummary = el('summary');
+      const nestedList = el('ol', 'timeline timeline--nested');
+      nested.append(nestedSummary, nestedList);
+      li.append(head, error, args, result, nested);
+      card = { li, mark, duration, error, args, result, nested, nestedSummary, nestedList };
       this.cards.set(row.toolCallId, card);
     }
     if (card.li.dataset.status !== row.status) {
@@ -106,6 +121,10 @@ export class TimelineDom {
     setText(card.error, row.errorText);
     setDetails(card.args, row.argsText);
     setDetails(card.result, row.resultText);
+    const count = row.children.length;
+    card.nested.hidden = count === 0;
+    if (count > 0) setText(card.nestedSummary, `${count} nested ${count === 1 ? 'call' : 'calls'}`);
+    this.renderList(card.nestedList, row.childGroups);
     return card;
   }
 }

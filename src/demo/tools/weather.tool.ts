@@ -1,6 +1,6 @@
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { throwIfAborted } from './abortable';
+import { throwIfAborted } from '../../executor/abortable';
 import { CITY_NAMES, findCity, type CityWeather } from './places';
 
 export const WEATHER_TOOL = 'weather';

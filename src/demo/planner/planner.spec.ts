@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { createDemoTools } from '../tools/demo-tools';
-import type { ToolOutcome } from './offline-chat-model';
+import type { ToolOutcome } from '../../executor/models/offline-chat-model';
 import { composeAnswer, PLANNER_HELP } from './planner-answer';
 import { PlannerChatModel } from './planner-chat-model';
 import { planToolCalls, splitClauses } from './planner-plan';
@@ -58,7 +58,7 @@ describe('composeAnswer', () => {
     ]);
     expect(answer).toBe(
       'Paris: sunny, 20 °C (humidity 40%, wind 5 km/h). 12*7 = 84. I could not read the doc "missing-page": no document named "missing-page". ' +
-        'Nothing in the docs matches "zzz". custom returned plain text.',
+        'Nothing in the docs matches "zzz". custom: plain text.',
     );
   });
 

@@ -1,6 +1,6 @@
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { throwIfAborted } from './abortable';
+import { throwIfAborted } from '../../executor/abortable';
 import { evaluateExpression, MAX_EXPRESSION_LENGTH } from './expression';
 
 export const CALCULATOR_TOOL = 'calculator';

@@ -1,6 +1,6 @@
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { throwIfAborted } from './abortable';
+import { throwIfAborted } from '../../executor/abortable';
 import { bundledCorpus, type DocsCorpus } from './docs-corpus';
 
 export const READ_DOC_TOOL = 'read_doc';

@@ -1,6 +1,6 @@
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { sleep } from './abortable';
+import { sleep } from '../../executor/abortable';
 
 export const SLOW_TASK_TOOL = 'slow_task';
 /** A demo step never holds a run longer than this. */

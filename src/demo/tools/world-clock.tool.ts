@@ -1,6 +1,6 @@
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { throwIfAborted } from './abortable';
+import { throwIfAborted } from '../../executor/abortable';
 import { findCity } from './places';
 
 export const WORLD_CLOCK_TOOL = 'world_clock';

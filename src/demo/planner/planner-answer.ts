@@ -8,7 +8,8 @@ import { SEARCH_DOCS_TOOL } from '../tools/search-docs.tool';
 import { SLOW_TASK_TOOL } from '../tools/slow-task.tool';
 import { WEATHER_TOOL } from '../tools/weather.tool';
 import { WORLD_CLOCK_TOOL } from '../tools/world-clock.tool';
-import type { ToolOutcome } from './offline-chat-model';
+import type { ToolOutcome } from '../../executor/models/offline-chat-model';
+import { summarizeOutcome } from '../../executor/models/tool-request';
 
 export const PLANNER_HELP =
   'I can check the weather in a city, tell the time anywhere, do arithmetic, search and read the toolstream docs, ' +
@@ -47,10 +48,8 @@ function success(o: ToolOutcome): string {
       return v.capped === true
         ? `Finished the ${text(v.label)} after ${text(v.waitedMs)} ms (capped from ${text(v.requestedMs)} ms).`
         : `Finished the ${text(v.label)} after ${text(v.waitedMs)} ms.`;
-    default: {
-      const shown = typeof o.value === 'string' ? o.value : JSON.stringify(o.value) ?? '';
-      return `${o.name} returned ${shown.length > 200 ? `${shown.slice(0, 200)}…` : shown}.`;
-    }
+    default:
+      return summarizeOutcome(o);
   }
 }
 
@@ -71,9 +70,10 @@ function failure(o: ToolOutcome): string {
       case SLOW_TASK_TOOL:
         return 'The slow step did not finish';
       default:
-        return `${o.name} failed`;
+        return undefined;
     }
   })();
+  if (what === undefined) return summarizeOutcome(o);
   return `${what}: ${withoutStop(o.error ?? 'unknown error')}.`;
 }
 

@@ -3,6 +3,7 @@
  * to calls of the demo tools. A request that asks for several things ("weather in Paris and
  * the time in Tokyo") becomes several calls, which the agent then runs in parallel.
  */
+import type { PlannedCall } from '../../executor/models/tool-request';
 import { CALCULATOR_TOOL } from '../tools/calculator.tool';
 import { EXPRESSION_NAMES } from '../tools/expression';
 import { findCity, CITY_NAMES } from '../tools/places';
@@ -12,10 +13,6 @@ import { SLOW_TASK_TOOL } from '../tools/slow-task.tool';
 import { WEATHER_TOOL } from '../tools/weather.tool';
 import { WORLD_CLOCK_TOOL } from '../tools/world-clock.tool';
 
-export interface PlannedCall {
-  name: string;
-  args: Record<string, unknown>;
-}
 
 /** Where a request splits into separate asks, outside parentheses: "and", "then", ",", ";", "?". */
 const SEPARATOR = /\s*(?:,?\s*\band then\b|,?\s*\band also\b|,?\s*\band\b|,?\s*\bthen\b|,?\s*\balso\b|[,;?]|\.(?=\s|$))\s*/iy;

@@ -1,0 +1,83 @@
+/**
+ * `npm run bench:profile [-- empty|streams] [--target=limit|reference]`
+ *
+ * CPU profiles of toolstream's server for the two per-request cases the benchmark targets:
+ * `empty`, empty tasks one after another, and `streams`, 1,000 concurrent streams of 100 tool
+ * calls. Each starts a fresh server, warms it up, profiles only the load, and writes the raw
+ * profile to bench/.work/profiles and its summary to bench/profiles/<case>.md (committed, so a
+ * change to the hot path can be compared with the last summary). With --target, another
+ * server is profiled instead (summaries named <case>-<target>.md), to compare where each spends.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { LoadJob } from './load/load-types';
+import { TARGETS, type Target } from './lib/ipc';
+import { LoadProcess } from './lib/processes';
+import { ServerPool } from './lib/server-pool';
+import { summariseProfile, type CpuProfile } from './profile-summary';
+
+const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
+  empty: {
+    what: '2,000 empty tasks (no tool call), one after another on one stream at a time',
+    job: { streams: 2_000, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
+  },
+  streams: {
+    what: '1,000 concurrent streams of 100 tool calls each, flat out',
+    job: { streams: 1_000, scenario: { toolCalls: 100, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
+  },
+};
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const target = (args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream') as Target;
+  if (!TARGETS.includes(target)) throw new Error(`unknown target ${target}; targets: ${TARGETS.join(', ')}`);
+  const wanted = args.filter((a) => !a.startsWith('--'));
+  const suffix = target === 'toolstream' ? '' : `-${target}`;
+  const names = wanted.length ? wanted : Object.keys(CASES);
+  const unknown = names.filter((n) => !(n in CASES));
+  if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}`);
+  const rawDir = join(__dirname, '.work', 'profiles');
+  const summaryDir = join(__dirname, 'profiles');
+  mkdirSync(rawDir, { recursive: true });
+  mkdirSync(summaryDir, { recursive: true });
+  const load = await LoadProcess.start();
+  const pool = new ServerPool(load);
+  try {
+    for (const name of names) {
+      const { what, job } = CASES[name];
+      await pool.retire(target);
+      const server = await pool.server(target);
+      const loadAverage = loadavg()[0];
+      const cpu0 = await server.cpuUs();
+      await server.startProfile();
+      const result = await load.run({ url: server.url, ...job });
+      const raw = join(rawDir, `${name}${suffix}.cpuprofile`);
+      await server.stopProfile(raw);
+      const cpuUs = (await server.cpuUs()) - cpu0;
+      if (result.completed !== job.streams) throw new Error(`${name}: ${job.streams - result.completed} streams did not complete: ${result.errors.join('; ')}`);
+      const profile = JSON.parse(readFileSync(raw, 'utf8')) as CpuProfile;
+      const perTask = `${(cpuUs / job.streams).toFixed(0)} µs of server CPU per task${result.frames ? `, ${(cpuUs / result.frames).toFixed(1)} µs per frame` : ''}`;
+      writeFileSync(
+        join(summaryDir, `${name}${suffix}.md`),
+        [
+          `# CPU profile: ${what}`,
+          '',
+          `${target}'s server, profiled (sampling every 200 µs) after its warm-up, ${new Date().toISOString()}, load average ${loadAverage.toFixed(1)}: ` +
+            `${perTask}, ${Math.round(result.framesPerSec)} frames/s. Regenerate with \`npm run bench:profile -- ${name}\`.`,
+          '',
+          summariseProfile(profile),
+        ].join('\n'),
+      );
+      console.log(`${name}: ${perTask}; summary in bench/profiles/${name}${suffix}.md, profile in ${raw}`);
+    }
+  } finally {
+    await pool.stopAll();
+    await load.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

@@ -1,0 +1,178 @@
+import { Role, TaskState, type Message } from '@a2a-js/sdk';
+import { InMemoryTaskStore, type InMemoryTaskStoreOptions } from './in-memory-task-store';
+import { RecencyIndex } from './recency-index';
+import type { WrittenTask } from './task-store';
+
+function message(id: string): Message {
+  return {
+    messageId: `m-${id}`,
+    contextId: '',
+    taskId: id,
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: id }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+const defaults: InMemoryTaskStoreOptions = { maxEventsPerTask: 100, maxFinishedToolsPerTask: 10, maxRetainedTasks: 1_000, maxRetainedBytes: 1 << 30 };
+
+describe('InMemoryTaskStore', () => {
+  let store: InMemoryTaskStore;
+  let n = 0;
+  const create = (owner?: string, contextId = `ctx-${++n}`): Promise<WrittenTask> =>
+    store.create({ id: `t${++n}`, contextId, owner, message: message(`t${n}`), text: `t${n}` });
+  const finish = (task: WrittenTask): void => {
+    task.complete('done');
+    store.expire(task.id, 60_000);
+  };
+
+  beforeEach(() => (store = new InMemoryTaskStore(defaults)));
+  afterEach(() => store.close());
+
+  describe('retention of finished tasks', () => {
+    it('forgets the oldest finished task first past maxRetainedTasks, never a running one', async () => {
+      store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 3 });
+      const running = await create();
+      const done: WrittenTask[] = [];
+      for (let i = 0; i < 5; i++) {
+        const task = await create();
+        finish(task);
+        done.push(task);
+      }
+      expect(await store.get(done[0].id)).toBeUndefined();
+      expect(await store.get(done[1].id)).toBeUndefined();
+      for (const task of done.slice(2)) expect(await store.get(task.id)).toBe(task);
+      expect(await store.get(running.id)).toBe(running);
+      expect(store.retained().tasks).toBe(3);
+      expect(store.size()).toBe(4);
+    });
+
+    it('forgets the oldest finished tasks first past maxRetainedBytes', async () => {
+      const probe = await create();
+      for (let i = 0; i < 20; i++) probe.narrate('x'.repeat(1_000));
+      finish(probe);
+      const perTask = store.retained().bytes;
+      expect(perTask).toBeGreaterThan(20_000);
+      store = new InMemoryTaskStore({ ...defaults, maxRetainedBytes: Math.floor(perTask * 2.5) });
+      const tasks: WrittenTask[] = [];
+      for (let i = 0; i < 4; i++) {
+        const task = await create();
+        for (let k = 0; k < 20; k++) task.narrate('x'.repeat(1_000));
+        finish(task);
+        tasks.push(task);
+      }
+      expect(await store.get(tasks[0].id)).toBeUndefined();
+      expect(await store.get(tasks[1].id)).toBeUndefined();
+      expect(await store.get(tasks[2].id)).toBeDefined();
+      expect(await store.get(tasks[3].id)).toBeDefined();
+      expect(store.retained().bytes).toBeLessThanOrEqual(Math.floor(perTask * 2.5));
+    });
+
+    it('takes a forgotten task out of its listing and its conversation', async () => {
+      store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 1 });
+      const first = await create('alice', 'ctx');
+      finish(first);
+      const second = await create('alice', 'ctx');
+      finish(second);
+      expect((await store.list('alice', { pageSize: 10 })).tasks).toEqual([second]);
+      expect((await store.conversation('ctx', 'alice')).tasks).toBe(1);
+    });
+  });
+
+  describe('ListTasks index', () => {
+    it('pages through 5,000 tasks newest first (a status change moves a task to the front)', async () => {
+      const tasks: WrittenTask[] = [];
+      for (let i = 0; i < 5_000; i++) tasks.push(await create('alice'));
+      for (let i = 0; i < 5_000; i += 7) tasks[i].narrate('moved to the front');
+      const expected = [...tasks].reverse();
+      const moved = tasks.filter((_, i) => i % 7 === 0).reverse();
+      const order = [...moved, ...expected.filter((t) => !moved.includes(t))];
+      const seen: string[] = [];
+      let token: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.list('alice', { pageSize: 100, pageToken: token });
+        expect(page.totalSize).toBe(5_000);
+        seen.push(...page.tasks.map((t) => t.id));
+        token = page.nextPageToken || undefined;
+        pages += 1;
+      } while (token);
+      expect(pages).toBe(50);
+      expect(seen).toEqual(order.map((t) => t.id));
+    });
+
+    it('reads a page without walking the other tasks', async () => {
+      for (let i = 0; i < 20_000; i++) await create('bob');
+      const visited = countVisits();
+      const page = await store.list('bob', { pageSize: 10 });
+      expect(page.tasks).toHaveLength(10);
+      expect(visited()).toBe(11);
+      const next = countVisits();
+      await store.list('bob', { pageSize: 10, pageToken: page.nextPageToken });
+      expect(next()).toBe(11);
+    });
+
+    it('filters by state from its own index, with the total of that state', async () => {
+      const tasks: WrittenTask[] = [];
+      for (let i = 0; i < 50; i++) tasks.push(await create('carol'));
+      for (let i = 0; i < 50; i += 10) finish(tasks[i]);
+      const visited = countVisits();
+      const page = await store.list('carol', { pageSize: 3, state: TaskState.TASK_STATE_COMPLETED });
+      expect(page.tasks.map((t) => t.id)).toEqual([tasks[40].id, tasks[30].id, tasks[20].id]);
+      expect(page.totalSize).toBe(5);
+      expect(visited()).toBe(4);
+      const rest = await store.list('carol', { pageSize: 3, state: TaskState.TASK_STATE_COMPLETED, pageToken: page.nextPageToken });
+      expect(rest.tasks.map((t) => t.id)).toEqual([tasks[10].id, tasks[0].id]);
+      expect(rest.nextPageToken).toBe('');
+      expect((await store.list('carol', { pageSize: 100, state: TaskState.TASK_STATE_SUBMITTED })).totalSize).toBe(45);
+    });
+
+    it('keeps callers apart', async () => {
+      await create('dave');
+      expect((await store.list('erin', { pageSize: 10 })).tasks).toEqual([]);
+      expect((await store.list(undefined, { pageSize: 10 })).totalSize).toBe(0);
+    });
+  });
+
+  describe('RecencyIndex', () => {
+    it('agrees with a naive model over random touches and removals (compaction included)', () => {
+      let clock = 0;
+      const index = new RecencyIndex<number>({ next: () => ++clock });
+      let model: number[] = [];
+      let seed = 7;
+      const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      for (let step = 0; step < 20_000; step++) {
+        const item = Math.floor(random() * 300);
+        if (random() < 0.2) {
+          index.remove(item);
+          model = model.filter((x) => x !== item);
+        } else {
+          index.touch(item);
+          model = [item, ...model.filter((x) => x !== item)];
+        }
+      }
+      expect([...index.newestFirst()].map((e) => e.item)).toEqual(model);
+      expect(index.size).toBe(model.length);
+      const cursor = index.keyOf(model[10])!;
+      expect([...index.newestFirst(cursor)].map((e) => e.item)).toEqual(model.slice(11));
+    });
+  });
+});
+
+/** Counts the entries ListTasks reads from the index until the returned function is called. */
+function countVisits(): () => number {
+  const original = RecencyIndex.prototype.newestFirst;
+  let visits = 0;
+  const spy = jest.spyOn(RecencyIndex.prototype, 'newestFirst').mockImplementation(function* (this: RecencyIndex<unknown>, before?: number) {
+    for (const entry of original.call(this, before)) {
+      visits += 1;
+      yield entry;
+    }
+  });
+  return () => {
+    spy.mockRestore();
+    return visits;
+  };
+}

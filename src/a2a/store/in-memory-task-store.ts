@@ -1,0 +1,237 @@
+import type { TaskState } from '@a2a-js/sdk';
+import { invalidParams } from '../a2a-errors';
+import { TaskRecord, type CallerId } from '../task-record';
+import { RecencyIndex } from './recency-index';
+import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
+
+export interface InMemoryTaskStoreOptions {
+  /** Events kept per task for replay. */
+  maxEventsPerTask: number;
+  /** Finished tools' artifacts kept per task (open tools are always kept). */
+  maxFinishedToolsPerTask: number;
+  /** Finished tasks kept; past it the oldest finished is forgotten first. */
+  maxRetainedTasks: number;
+  /** Bytes the finished tasks may hold; past it the oldest finished are forgotten first. */
+  maxRetainedBytes: number;
+}
+
+/** One owner's tasks, newest update first: all of them, and per state (what ListTasks filters on). */
+interface OwnerIndex {
+  all: RecencyIndex<TaskRecord>;
+  byState: Map<TaskState, RecencyIndex<TaskRecord>>;
+}
+
+/**
+ * The embedded task store: every task in this process's memory. Finished tasks are forgotten
+ * after their TTL, or earlier, oldest first, when more than `maxRetainedTasks` of them (or more
+ * than `maxRetainedBytes`) are kept.
+ */
+export class InMemoryTaskStore extends TaskStore {
+  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly contexts = new Map<string, Set<TaskRecord>>();
+  private readonly owners = new Map<CallerId, OwnerIndex>();
+  /** State each indexed task is filed under. */
+  private readonly filedState = new Map<TaskRecord, TaskState>();
+  private readonly expiries = new Map<string, NodeJS.Timeout>();
+  /** Finished tasks, oldest first, with the bytes each holds. */
+  private readonly finished = new Map<string, number>();
+  private finishedBytes = 0;
+  private clock = 0;
+  private readonly tick = { next: () => ++this.clock };
+
+  constructor(private readonly options: InMemoryTaskStoreOptions) {
+    super();
+  }
+
+  create(init: NewTask): Promise<WrittenTask> {
+    const task = new TaskRecord({
+      ...init,
+      maxEvents: this.options.maxEventsPerTask,
+      maxFinishedTools: this.options.maxFinishedToolsPerTask,
+      onStatus: (changed) => this.statusChanged(changed),
+    });
+    this.tasks.set(task.id, task);
+    let context = this.contexts.get(task.contextId);
+    if (!context) this.contexts.set(task.contextId, (context = new Set()));
+    context.add(task);
+    this.file(task);
+    return Promise.resolve(task);
+  }
+
+  get(id: string): Promise<TaskView | undefined> {
+    return Promise.resolve(this.tasks.get(id));
+  }
+
+  /** The record itself, for the embedded mode's callers (tests, metrics). */
+  record(id: string): TaskRecord | undefined {
+    return this.tasks.get(id);
+  }
+
+  /**
+   * A page costs a binary search for the cursor plus the page: the owner's index (or its index
+   * of one state) is kept in order. A contextId filter reads the conversation (at most
+   * maxHistoryLength tasks); statusAfter stops at the first older task.
+   */
+  async list(owner: CallerId, query: ListTasksQuery): Promise<TaskPage> {
+    const before = query.pageToken ? decodeCursor(query.pageToken) : undefined;
+    const index = this.owners.get(owner);
+    if (!index) return { tasks: [], nextPageToken: '', totalSize: 0 };
+    if (query.contextId !== undefined) return this.listContext(owner, query, before);
+    const source = query.state === undefined ? index.all : index.byState.get(query.state);
+    if (!source) return { tasks: [], nextPageToken: '', totalSize: 0 };
+    const page: TaskRecord[] = [];
+    let lastKey = 0;
+    let more = false;
+    for (const { item, key } of source.newestFirst(before)) {
+      if (query.statusAfter !== undefined && item.statusTime <= query.statusAfter) break;
+      if (page.length === query.pageSize) {
+        more = true;
+        break;
+      }
+      page.push(item);
+      lastKey = key;
+    }
+    const totalSize = query.statusAfter === undefined ? source.size : this.countAfter(source, query.statusAfter);
+    return { tasks: page, nextPageToken: more ? encodeCursor(lastKey) : '', totalSize };
+  }
+
+  conversation(contextId: string, owner: CallerId): Promise<Conversation> {
+    const tasks = [...(this.contexts.get(contextId) ?? [])].filter((task) => task.owner === owner);
+    const turns = tasks.flatMap((task) =>
+      task.answerText === undefined
+        ? []
+        : [
+            { role: 'user' as const, text: task.userText },
+            { role: 'agent' as const, text: task.answerText },
+          ],
+    );
+    return Promise.resolve({ tasks: tasks.length, turns });
+  }
+
+  expire(id: string, afterMs: number): void {
+    const task = this.tasks.get(id);
+    if (!task) return;
+    clearTimeout(this.expiries.get(id));
+    const timer = setTimeout(() => this.forget(id), afterMs);
+    timer.unref();
+    this.expiries.set(id, timer);
+    if (!this.finished.has(id)) {
+      const bytes = task.bytes;
+      this.finished.set(id, bytes);
+      this.finishedBytes += bytes;
+      this.evictOldestFinished();
+    }
+  }
+
+  size(): number {
+    return this.tasks.size;
+  }
+
+  /** Finished tasks kept, and the bytes they hold (what maxRetainedTasks / maxRetainedBytes cap). */
+  retained(): { tasks: number; bytes: number } {
+    return { tasks: this.finished.size, bytes: this.finishedBytes };
+  }
+
+  close(): void {
+    for (const timer of this.expiries.values()) clearTimeout(timer);
+    this.expiries.clear();
+  }
+
+  private evictOldestFinished(): void {
+    for (const id of this.finished.keys()) {
+      if (this.finished.size <= this.options.maxRetainedTasks && this.finishedBytes <= this.options.maxRetainedBytes) return;
+      this.forget(id);
+    }
+  }
+
+  private forget(id: string): void {
+    clearTimeout(this.expiries.get(id));
+    this.expiries.delete(id);
+    const bytes = this.finished.get(id);
+    if (bytes !== undefined) {
+      this.finished.delete(id);
+      this.finishedBytes -= bytes;
+    }
+    const task = this.tasks.get(id);
+    if (!task) return;
+    this.tasks.delete(id);
+    const context = this.contexts.get(task.contextId);
+    context?.delete(task);
+    if (context?.size === 0) this.contexts.delete(task.contextId);
+    this.unfile(task);
+  }
+
+  private statusChanged(task: TaskRecord): void {
+    if (!this.tasks.has(task.id)) return;
+    this.unfile(task);
+    this.file(task);
+  }
+
+  /** Files the task at the front of its owner's index and of its state's. */
+  private file(task: TaskRecord): void {
+    let index = this.owners.get(task.owner);
+    if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick), byState: new Map() }));
+    index.all.touch(task);
+    let byState = index.byState.get(task.state);
+    if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick)));
+    byState.touch(task);
+    this.filedState.set(task, task.state);
+  }
+
+  private unfile(task: TaskRecord): void {
+    const index = this.owners.get(task.owner);
+    const state = this.filedState.get(task);
+    this.filedState.delete(task);
+    if (!index) return;
+    index.all.remove(task);
+    if (state !== undefined) {
+      const byState = index.byState.get(state);
+      byState?.remove(task);
+      if (byState?.size === 0) index.byState.delete(state);
+    }
+    if (index.all.size === 0) this.owners.delete(task.owner);
+  }
+
+  private countAfter(source: RecencyIndex<TaskRecord>, statusAfter: number): number {
+    let count = 0;
+    for (const { item } of source.newestFirst()) {
+      if (item.statusTime <= statusAfter) break;
+      count += 1;
+    }
+    return count;
+  }
+
+  /** A conversation holds at most maxHistoryLength tasks per caller: sorting them is cheap. */
+  private listContext(owner: CallerId, query: ListTasksQuery, before: number | undefined): TaskPage {
+    const index = this.owners.get(owner);
+    const keyed = [...(this.contexts.get(query.contextId ?? '') ?? [])]
+      .filter(
+        (task) =>
+          task.owner === owner &&
+          (query.state === undefined || task.state === query.state) &&
+          (query.statusAfter === undefined || task.statusTime > query.statusAfter),
+      )
+      .map((task) => ({ task, key: index?.all.keyOf(task) ?? 0 }))
+      .sort((a, b) => b.key - a.key);
+    const from = before === undefined ? 0 : keyed.findIndex((entry) => entry.key < before);
+    const start = from < 0 ? keyed.length : from;
+    const page = keyed.slice(start, start + query.pageSize);
+    const more = start + page.length < keyed.length;
+    return { tasks: page.map((entry) => entry.task), nextPageToken: more ? encodeCursor(page[page.length - 1].key) : '', totalSize: keyed.length };
+  }
+}
+
+/** A page token: the index key of the last task of the previous page. */
+function encodeCursor(key: number): string {
+  return Buffer.from(JSON.stringify(['k', key])).toString('base64url');
+}
+
+function decodeCursor(token: string): number {
+  try {
+    const [tag, key] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
+    if (tag === 'k' && typeof key === 'number' && Number.isSafeInteger(key) && key > 0) return key;
+  } catch {
+    // falls through to the error below
+  }
+  throw invalidParams([{ field: 'pageToken', description: 'is not a page token this server issued' }]);
+}

@@ -1,0 +1,105 @@
+import { Logger } from '@nestjs/common';
+import { map, merge, type Subscription } from 'rxjs';
+import { validateToolCallFrame } from '../extensions';
+import type { AgentBus, TaskTopicPayloads } from '../runtime';
+import type { TaskContentGuard } from './limits/task-content-guard';
+import type { TaskWriter } from './store/task-store';
+
+type TopicMessage = { [K in keyof TaskTopicPayloads]: { kind: K; payload: TaskTopicPayloads[K] } }[keyof TaskTopicPayloads];
+
+/** Bus topic subscriptions a bound task holds: progress, toolframe, answer, reply. */
+export const TOPICS_PER_TASK = 4;
+
+/**
+ * Binds a task's writer to its run's bus topics: narration, tool frames and the reply become the
+ * task's events. Bus payloads may come from another process, so each is checked (and capped,
+ * and scrubbed of the server's credentials) before it touches the task.
+ */
+export class TaskBusBinding {
+  private readonly logger = new Logger(TaskBusBinding.name);
+  private bound = 0;
+  private rejected = 0;
+
+  constructor(
+    private readonly bus: AgentBus,
+    private readonly content: TaskContentGuard,
+  ) {}
+
+  /** Tasks bound right now. */
+  get boundTasks(): number {
+    return this.bound;
+  }
+
+  /** Tool frames that failed tool-call-v1 validation (logged, not forwarded). */
+  get rejectedFrames(): number {
+    return this.rejected;
+  }
+
+  /** The task's four topics merged into one subscription; the caller ends it when the task settles. */
+  bind(taskId: string, writer: TaskWriter): Subscription {
+    this.bound += 1;
+    const answer = { scrub: this.content.textStream() };
+    const subscription = merge(
+      this.bus.topic$('progress', taskId).pipe(map((payload): TopicMessage => ({ kind: 'progress', payload }))),
+      this.bus.topic$('toolframe', taskId).pipe(map((payload): TopicMessage => ({ kind: 'toolframe', payload }))),
+      this.bus.topic$('answer', taskId).pipe(map((payload): TopicMessage => ({ kind: 'answer', payload }))),
+      this.bus.topic$('reply', taskId).pipe(map((payload): TopicMessage => ({ kind: 'reply', payload }))),
+    ).subscribe((message) => (message.kind === 'answer' ? this.applyAnswer(taskId, writer, answer, message.payload) : this.apply(taskId, writer, message)));
+    subscription.add(() => (this.bound -= 1));
+    return subscription;
+  }
+
+  private apply(taskId: string, writer: TaskWriter, message: TopicMessage): void {
+    switch (message.kind) {
+      case 'progress': {
+        const text = (message.payload as { text?: unknown } | undefined)?.text;
+        if (typeof text === 'string' && text.length > 0) writer.narrate(this.content.narration(text));
+        else this.logger.warn(`task ${taskId}: a progress payload without text was ignored`);
+        return;
+      }
+      case 'toolframe': {
+        const checked = validateToolCallFrame((message.payload as { frame?: unknown } | undefined)?.frame);
+        if (checked.ok) {
+          writer.toolFrame(this.content.frame(checked.frame));
+        } else {
+          this.rejected += 1;
+          this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked.reason}`);
+        }
+        return;
+      }
+      case 'reply':
+        this.applyReply(taskId, writer, message.payload);
+        return;
+    }
+  }
+
+  /** A piece of the streamed answer, scrubbed across piece boundaries (a new answer starts a new scrub). */
+  private applyAnswer(taskId: string, writer: TaskWriter, answer: { scrub: (piece: string, last: boolean) => string }, payload: unknown): void {
+    const { text, append, last } = (payload ?? {}) as Partial<Record<'text' | 'append' | 'last', unknown>>;
+    if (typeof text !== 'string' || typeof append !== 'boolean' || typeof last !== 'boolean') {
+      this.logger.warn(`task ${taskId}: an answer payload without text, append and last was ignored`);
+      return;
+    }
+    if (!append) answer.scrub = this.content.textStream();
+    const out = answer.scrub(text, last);
+    // A piece held back whole (it may begin a secret) goes out with the next one.
+    if (out === '' && append && !last) return;
+    writer.answer(out, append, last);
+  }
+
+  private applyReply(taskId: string, writer: TaskWriter, reply: TaskTopicPayloads['reply'] | undefined): void {
+    switch (reply?.status) {
+      case 'completed':
+        writer.complete(typeof reply.text === 'string' ? this.content.text(reply.text) : '');
+        return;
+      case 'failed':
+        writer.fail(typeof reply.error === 'string' && reply.error ? this.content.text(reply.error) : 'the agent run failed');
+        return;
+      case 'cancelled':
+        writer.cancel(typeof reply.reason === 'string' && reply.reason ? this.content.text(reply.reason) : 'cancelled');
+        return;
+      default:
+        this.logger.warn(`task ${taskId}: a reply without a known status was ignored`);
+    }
+  }
+}

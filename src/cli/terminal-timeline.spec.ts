@@ -1,0 +1,60 @@
+import type { ToolCallArtifactData } from '../extensions/tool-call-v1';
+import { events10, type Step } from '../client/fixtures/streams';
+import { initialTimelineState, reduceTimeline, type TimelineState } from '../client/timeline.reducer';
+import { PlainTimelinePrinter, TtyTimelinePrinter } from './terminal-timeline';
+
+class Capture {
+  text = '';
+  constructor(readonly isTTY = false, readonly columns = 120) {}
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
+
+const at = (ms: number): string => new Date(Date.UTC(2026, 0, 15, 9, 0, 0, ms)).toISOString();
+const frame = (f: ToolCallArtifactData): Step => ({ kind: 'frame', frame: f });
+
+const nested: Step[] = [
+  { kind: 'task', state: 'submitted' },
+  frame({ toolCallId: 'd1', name: 'researcher', phase: 'started', args: { question: 'weather in Oslo' }, timestamp: at(0) }),
+  { kind: 'status', state: 'working', text: 'researcher: checking the weather' },
+  frame({ toolCallId: 'd1/w', name: 'weather', parentToolCallId: 'd1', phase: 'started', args: { city: 'Oslo' }, timestamp: at(10) }),
+  frame({ toolCallId: 'd1/w', name: 'weather', parentToolCallId: 'd1', phase: 'completed', result: { tempC: 3 }, timestamp: at(20) }),
+  frame({ toolCallId: 'd1', name: 'researcher', phase: 'completed', result: '3 °C in Oslo', timestamp: at(30) }),
+  { kind: 'answer', text: 'It is 3 °C in Oslo.' },
+  { kind: 'status', state: 'completed' },
+];
+
+function play(printer: PlainTimelinePrinter | TtyTimelinePrinter): void {
+  let state: TimelineState = initialTimelineState;
+  events10(nested).forEach((data, i) => {
+    state = reduceTimeline(state, { data, eventId: String(i + 1), receivedAt: 0 });
+    printer.update(state);
+  });
+  printer.finish(state);
+}
+
+describe('terminal timeline: nested calls', () => {
+  it('indents a delegated agent\'s calls under the call that delegated (plain lines)', () => {
+    const out = new Capture();
+    play(new PlainTimelinePrinter(out, new Capture(), () => 0));
+    expect(out.text.split('\n')).toEqual([
+      '… researcher {"question":"weather in Oslo"}',
+      '· researcher: checking the weather',
+      '  … weather {"city":"Oslo"}',
+      '  ✓ weather 10 ms → {"tempC":3}',
+      '✓ researcher 30 ms → 3 °C in Oslo',
+      '',
+      'It is 3 °C in Oslo.',
+      '',
+    ]);
+  });
+
+  it('indents them in the live block too', () => {
+    const out = new Capture(true);
+    play(new TtyTimelinePrinter(out, { color: false, now: () => 0 }));
+    expect(out.text).toContain('\n  ✓ weather 10 ms → {"tempC":3}\n');
+    expect(out.text).toContain('✓ researcher 30 ms → 3 °C in Oslo\n');
+  });
+});
