@@ -97,7 +97,7 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
         }
         case 'SendStreamingMessage':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
         case 'GetTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
         case 'ListTasks':
@@ -114,7 +114,7 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
         }
         case 'message/stream':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
         case 'tasks/get':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
         case 'tasks/cancel':

@@ -97,17 +97,38 @@ export class A2aService {
    * The caller leaving before that cancels it (option `cancelOnDisconnect`).
    */
   async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
-    const task = await this.tasks.start(await this.startInput(request, ctx));
+    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    // A retry of a message already sent answers with its task, which runs once.
+    const task = claimed.repeated ?? (await this.tasks.start(claimed.input));
     if (!request.configuration?.returnImmediately) {
-      this.cancelIfClientLeaves(response, task);
+      if (!claimed.repeated) this.cancelIfClientLeaves(response, task);
       await task.settled;
     }
     return task.snapshot({ historyLength: request.configuration?.historyLength });
   }
 
-  /** SendStreamingMessage: starts a task and streams all of it, from its first event (the Task). */
-  async streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Promise<TaskStream> {
-    const { task, events, release } = await this.tasks.startStreaming(await this.startInput(request, ctx), {
+  /**
+   * SendStreamingMessage: starts a task and streams all of it, from its first event (the Task).
+   * A retry of a message already sent follows that message's task instead: from its start, or
+   * from `lastEventId`.
+   */
+  async streamMessage(
+    request: SendRequest,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+    lastEventId?: string,
+  ): Promise<TaskStream> {
+    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    if (claimed.repeated) {
+      const task = claimed.repeated;
+      let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
+      // A finished task with nothing after: the Task as it is now.
+      if (task.isTerminal && after >= task.lastSeq) after = undefined;
+      const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response, framing) });
+      return { task, messages: this.frame(events, ctx, framing, response) };
+    }
+    const { task, events, release } = await this.tasks.startStreaming(claimed.input, {
       toolFrames: ctx.toolFrames,
       pace: responsePace(response, framing),
     });
@@ -255,7 +276,7 @@ export class A2aService {
  * later, so within a turn the response's buffer cannot say "wait"; without a cap a replayed
  * backlog would pile up in Nest's queue, which drops the connection past 4 MB.
  */
-const SSE_EVENTS_PER_TURN = 8;
+const SSE_EVENTS_PER_TURN = 32;
 
 /**
  * An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on

@@ -24,10 +24,18 @@ export interface StartTaskInput {
   text: string;
   caller: CallerId;
   metadata?: Record<string, unknown>;
+  /** The id claimed for the task with its message (see `claim`); unset: a fresh one. */
+  taskId?: string;
 }
+
+/** A send is either a new message, to start, or a retry of one whose task is still kept. */
+export type ClaimedSend = { input: StartTaskInput; repeated?: undefined } | { repeated: TaskView };
 
 /** Seconds a client refused for too many live tasks is told to wait (Retry-After). */
 const LIVE_LIMIT_RETRY_AFTER_S = 5;
+/** How long a retry waits for a concurrent send of the same message to create its task. */
+const CLAIM_WAIT_MS = 2_000;
+const CLAIM_POLL_MS = 10;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -76,6 +84,28 @@ export class TaskService implements OnModuleDestroy {
   onModuleDestroy(): void {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     this.store.close();
+  }
+
+  /**
+   * Sends are idempotent per caller and messageId: a message this caller already sent, while
+   * the task it started is kept, answers with that task (no second run); another caller's equal
+   * messageId is another message. A new message comes back with its task id claimed, for
+   * `start` / `startStreaming`.
+   */
+  async claim(input: StartTaskInput): Promise<ClaimedSend> {
+    const messageId = input.message.messageId;
+    if (!messageId) return { input };
+    const taskId = randomUUID();
+    const earlier = await this.store.claimMessage(input.caller, messageId, taskId);
+    if (earlier === undefined) return { input: { ...input, taskId } };
+    // A concurrent send of the same message may still be creating its task.
+    for (let waited = 0; waited <= CLAIM_WAIT_MS; waited += CLAIM_POLL_MS) {
+      const task = await this.store.get(earlier);
+      if (task) return { repeated: task };
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+    // Its creation failed and gave the claim back: this send is the message's first.
+    return this.claim(input);
   }
 
   /**
@@ -148,6 +178,7 @@ export class TaskService implements OnModuleDestroy {
     } finally {
       this.admitting -= 1;
       if (!task) this.countLive(input.caller, -1);
+      if (!task && input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
     }
   }
 
@@ -158,7 +189,7 @@ export class TaskService implements OnModuleDestroy {
   }
 
   private async create(input: StartTaskInput): Promise<WrittenTask> {
-    const id = randomUUID();
+    const id = input.taskId ?? randomUUID();
     const contextId = input.message.contextId || randomUUID();
     const task = await this.store.create({
       id,
