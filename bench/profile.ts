@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile [-- empty|streams] [--target=limit|reference]`
+ * `npm run bench:profile [-- empty|streams|executor] [--target=limit|reference]`
  *
  * CPU profiles of toolstream's server for the two per-request cases the benchmark targets:
  * `empty`, empty tasks one after another, and `streams`, 1,000 concurrent streams of 100 tool
@@ -7,8 +7,10 @@
  * profile to bench/.work/profiles and its summary to bench/profiles/<case>.md (committed, so a
  * change to the hot path can be compared with the last summary). With --target, another
  * server is profiled instead (summaries named <case>-<target>.md), to compare where each spends.
+ * `executor` profiles the executor overhead section's agent, bare and through the executor.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { LoadJob } from './load/load-types';
@@ -16,6 +18,7 @@ import { TARGETS, type Target } from './lib/ipc';
 import { LoadProcess } from './lib/processes';
 import { ServerPool } from './lib/server-pool';
 import { summariseProfile, type CpuProfile } from './profile-summary';
+import { agentOf, bareRun, executorRun } from './sections/executor-overhead';
 
 const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
   empty: {
@@ -28,19 +31,65 @@ const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
   },
 };
 
+/**
+ * The executor overhead, profiled in this process: the same agent streamed bare, then through
+ * DeepAgentExecutor, each profiled alone; the difference between the two summaries is what the
+ * executor adds per run.
+ */
+async function profileExecutor(summaryDir: string, rawDir: string): Promise<void> {
+  const runs = 200;
+  const { agent, executor } = agentOf('1 turn', 100);
+  for (let i = 0; i < 40; i++) {
+    await bareRun(agent, `warm-bare-${i}`);
+    await executorRun(executor, `warm-exec-${i}`, 100);
+  }
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object): Promise<T> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  const sections: string[] = [];
+  for (const side of ['bare', 'executor'] as const) {
+    let cpuMs = 0;
+    await post('Profiler.start');
+    for (let i = 0; i < runs; i++) cpuMs += side === 'bare' ? await bareRun(agent, `bare-${i}`) : await executorRun(executor, `exec-${i}`, 100);
+    const { profile } = await post<{ profile: CpuProfile }>('Profiler.stop');
+    writeFileSync(join(rawDir, `executor-${side}.cpuprofile`), JSON.stringify(profile));
+    sections.push(`## ${side === 'bare' ? 'Bare LangGraph stream' : 'Through DeepAgentExecutor'}: ${(cpuMs / runs).toFixed(2)} ms of CPU per run`, '', summariseProfile(profile, 25));
+  }
+  session.disconnect();
+  writeFileSync(
+    join(summaryDir, 'executor.md'),
+    [
+      `# CPU profile: the executor overhead (one model turn of 100 tool calls, ${runs} runs per side)`,
+      '',
+      `Profiled in one process after a warm-up, ${new Date().toISOString()}, load average ${loadavg()[0].toFixed(1)}. ` +
+        'Regenerate with `npm run bench:profile -- executor`.',
+      '',
+      ...sections,
+    ].join('\n'),
+  );
+  console.log('executor: summary in bench/profiles/executor.md');
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  const rawDir = join(__dirname, '.work', 'profiles');
+  const summaryDir = join(__dirname, 'profiles');
+  mkdirSync(rawDir, { recursive: true });
+  mkdirSync(summaryDir, { recursive: true });
+  if (args.includes('executor')) {
+    await profileExecutor(summaryDir, rawDir);
+    return;
+  }
   const target = (args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream') as Target;
   if (!TARGETS.includes(target)) throw new Error(`unknown target ${target}; targets: ${TARGETS.join(', ')}`);
   const wanted = args.filter((a) => !a.startsWith('--'));
   const suffix = target === 'toolstream' ? '' : `-${target}`;
   const names = wanted.length ? wanted : Object.keys(CASES);
   const unknown = names.filter((n) => !(n in CASES));
-  if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}`);
-  const rawDir = join(__dirname, '.work', 'profiles');
-  const summaryDir = join(__dirname, 'profiles');
-  mkdirSync(rawDir, { recursive: true });
-  mkdirSync(summaryDir, { recursive: true });
+  if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}, executor`);
   const load = await LoadProcess.start();
   const pool = new ServerPool(load);
   try {

@@ -16,12 +16,21 @@ describe('demo app settings from the environment', () => {
   });
 
   it('leaves A2A options unset (module defaults) unless the environment names them', () => {
-    expect(a2aOptionsFromEnv({})).toEqual({ publicUrl: undefined, drainTimeoutMs: undefined, maxBodyBytes: undefined });
+    expect(a2aOptionsFromEnv({})).toEqual({ publicUrl: undefined, drainTimeoutMs: undefined, maxBodyBytes: undefined, redis: undefined });
     expect(a2aOptionsFromEnv({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '1500', TOOLSTREAM_MAX_BODY_BYTES: '2048', A2A_PUBLIC_URL: 'https://a.example' })).toEqual({
       publicUrl: 'https://a.example',
       drainTimeoutMs: 1500,
       maxBodyBytes: 2048,
+      redis: undefined,
     });
+  });
+
+  it('shares tasks through Redis when TOOLSTREAM_REDIS_URL is set; a bad URL stops the boot naming the variable, never the password', () => {
+    expect(a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'rediss://:s3cret@redis.example:6380/2' }).redis).toEqual({ connection: 'rediss://:s3cret@redis.example:6380/2' });
+    expect(a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ connection: 'redis://127.0.0.1:6379' });
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).toThrow(/^TOOLSTREAM_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).not.toThrow(/s3cret/);
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: '127.0.0.1:6379' })).toThrow('TOOLSTREAM_REDIS_URL');
   });
 
   it('fails at boot on a bad value, naming the variable', () => {

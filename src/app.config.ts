@@ -1,8 +1,10 @@
-import type { A2aModuleOptions } from './a2a';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { checkRedisUrl, type A2aModuleOptions } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
 import { chatModelFromEnv } from './executor/models/chat-model-from-env';
+import type { MetricsModuleOptions } from './metrics';
 
 /** The demo app's settings from the environment, read at boot; a bad value fails it, naming the variable. */
 export const DEMO_ENV = {
@@ -11,6 +13,9 @@ export const DEMO_ENV = {
   drainTimeoutMs: 'TOOLSTREAM_DRAIN_TIMEOUT_MS',
   maxBodyBytes: 'TOOLSTREAM_MAX_BODY_BYTES',
   publicUrl: 'A2A_PUBLIC_URL',
+  metricsPath: 'TOOLSTREAM_METRICS_PATH',
+  metricsPort: 'TOOLSTREAM_METRICS_PORT',
+  redisUrl: 'TOOLSTREAM_REDIS_URL',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
@@ -26,10 +31,11 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
   return value;
 }
 
-export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ExecutorModuleOptions {
+/** `remoteTools`: one tool per remote agent (see demo/remote-agents.ts), after the demo tools. */
+export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, remoteTools: StructuredToolInterface[] = []): ExecutorModuleOptions {
   return {
     // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.
-    tools: createDemoTools(),
+    tools: [...createDemoTools(), ...remoteTools],
     model: chatModelFromEnv(env, () => new PlannerChatModel()),
     runTimeoutMs: positiveInteger(env, DEMO_ENV.runTimeoutMs, DEMO_RUN_TIMEOUT_MS),
     toolTimeoutMs: positiveInteger(env, DEMO_ENV.toolTimeoutMs, DEMO_TOOL_TIMEOUT_MS),
@@ -43,5 +49,26 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     publicUrl: env[DEMO_ENV.publicUrl] || undefined,
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+    redis: redisFromEnv(env),
   };
+}
+
+/** `TOOLSTREAM_METRICS_PATH`: the path (default /metrics) or `off`; `TOOLSTREAM_METRICS_PORT`: a port of its own. */
+export function metricsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): MetricsModuleOptions {
+  const path = env[DEMO_ENV.metricsPath]?.trim();
+  const portText = env[DEMO_ENV.metricsPort]?.trim();
+  let port: number | undefined;
+  if (portText) {
+    port = Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${DEMO_ENV.metricsPort} must be a port number (0 to 65535), got ${JSON.stringify(portText)}`);
+  }
+  return { path: path === 'off' ? false : path || undefined, port };
+}
+
+/** TOOLSTREAM_REDIS_URL: tasks shared through Redis (redis:// or rediss://, a password in the URL); unset: in memory. */
+function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
+  const url = env[DEMO_ENV.redisUrl]?.trim();
+  if (!url) return undefined;
+  checkRedisUrl(url, DEMO_ENV.redisUrl);
+  return { connection: url };
 }

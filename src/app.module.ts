@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { A2aModule, type A2aModuleOptions } from './a2a';
-import { a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
+import { a2aOptionsFromEnv, executorOptionsFromEnv, metricsOptionsFromEnv } from './app.config';
+import { loadRemoteAgents } from './demo/remote-agents';
+import { createDemoTools } from './demo/tools/demo-tools';
 import { ExecutorModule } from './executor';
 import { ExtensionsModule } from './extensions/extensions.module';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 
@@ -36,6 +39,9 @@ const card: A2aModuleOptions['card'] = {
   ],
 };
 
+/** The remote agents of TOOLSTREAM_REMOTE_AGENTS: read at boot, once, for the tools, narration and card. */
+const remoteAgents = () => loadRemoteAgents(process.env, createDemoTools().map((t) => t.name));
+
 /**
  * The demo application: every toolstream module on its offline defaults, with time budgets for
  * runs and tools, and settings from the environment (see app.config.ts), read at boot.
@@ -43,9 +49,15 @@ const card: A2aModuleOptions['card'] = {
 @Module({
   imports: [
     ExtensionsModule,
-    RuntimeModule.forRoot({ executor: ExecutorModule.forRootAsync({ useFactory: () => executorOptionsFromEnv() }) }),
-    A2aModule.forRootAsync({ useFactory: () => ({ ...a2aOptionsFromEnv(), card }) }),
+    RuntimeModule.forRootAsync({
+      useFactory: async () => ({ narration: { phrases: (await remoteAgents()).phrases } }),
+      executor: ExecutorModule.forRootAsync({ useFactory: async () => executorOptionsFromEnv(process.env, (await remoteAgents()).tools) }),
+    }),
+    A2aModule.forRootAsync({
+      useFactory: async () => ({ ...a2aOptionsFromEnv(), card: { ...card, skills: [...(card.skills ?? []), ...(await remoteAgents()).skills] } }),
+    }),
     HealthModule,
+    MetricsModule.forRootAsync({ useFactory: () => metricsOptionsFromEnv() }),
     WebModule.forRoot({}),
   ],
 })

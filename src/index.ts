@@ -44,5 +44,14 @@ export { withJsonSafeResult, withKnownArguments, withToolTimeout, ToolTimeoutErr
 export { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './executor/models/chat-model-from-env';
 export { OfflineToolModel, type OfflineToolModelOptions } from './executor/models/offline-tool-model';
 
+// Observability: metrics, health contributions, trace context
+export { MetricsModule } from './metrics/metrics.module';
+export type { MetricsModuleOptions } from './metrics/interfaces/metrics-module-options.interface';
+export { ToolstreamMetrics } from './metrics/toolstream-metrics.service';
+export { MetricsServer } from './metrics/metrics-server';
+export { ContributesHealth, type HealthContributor, type HealthProbe } from './health/health-contributor';
+export { withToolSpan } from './executor/agent/tool-spans';
+export { injectTraceHeaders, type TraceCarrier } from './tracing/trace-context';
+
 // Remote A2A agents as tools
 export * from './remote-agents';

@@ -1,15 +1,22 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { applyHttpTimeouts, enableGracefulShutdown } from './a2a';
+import { applyHttpTimeouts } from './a2a';
+import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { AppModule } from './app.module';
+import { startTracingFromEnv } from './otel-sdk';
 
 async function bootstrap(): Promise<void> {
+  // Before the app is built, so every span of the app reaches it.
+  const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
   // closes the connections still open once the drain is over.
   const app = await NestFactory.create(AppModule, { bodyParser: false, forceCloseConnections: true });
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
-  enableGracefulShutdown(app);
+  enableGracefulShutdown(app, {
+    // The spans of the last tasks leave before the process does.
+    exit: (code) => void (stopTracing?.() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(code)),
+  });
   // Deliberate limits on slow clients: headers within 10 s, a whole request within 30 s, idle
   // keep-alive connections closed after 5 s (see docs/reliability.md).
   applyHttpTimeouts(app.getHttpServer());
@@ -18,4 +25,8 @@ async function bootstrap(): Promise<void> {
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }
 
-void bootstrap();
+bootstrap().catch((err: unknown) => {
+  // A bad setting (e.g. OPENAI_BASE_URL) stops the app here, with the setting named.
+  Logger.error(`toolstream did not start: ${err instanceof Error ? err.message : String(err)}`, 'Bootstrap');
+  process.exit(1);
+});

@@ -20,6 +20,6 @@ describe('demo app (e2e)', () => {
   it('GET /healthz answers 200 once the app is up', async () => {
     const res = await fetch(`${base}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toMatchObject({ status: 'ok', info: { process: { status: 'up' }, a2a: { status: 'up', draining: false } } });
   });
 });

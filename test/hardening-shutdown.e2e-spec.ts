@@ -4,59 +4,8 @@
  * the running task reaches a terminal state within the drain time, its streams get that final
  * event and close, and the process exits 0.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { buildOnce, startBuiltServer } from './support/built-server';
 import { readSse, type SseMessage } from './support/sse';
-
-const ROOT = join(__dirname, '..');
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${output}`))));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-interface Server {
-  base: string;
-  child: ChildProcessWithoutNullStreams;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
-  delete childEnv.OPENAI_API_KEY;
-  delete childEnv.OPENAI_BASE_URL;
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  while (!output.includes('toolstream listening on')) {
-    if (Date.now() > deadline) throw new Error(`the server did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { base: `http://127.0.0.1:${port}`, child, output: () => output, exited };
-}
 
 const post = (base: string, method: string, params: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}/a2a`, {
@@ -98,7 +47,7 @@ async function expectRefused(base: string): Promise<void> {
   expect(await listed.json()).toMatchObject({ error: { code: 503, status: 'UNAVAILABLE' } });
   const health = await fetch(`${base}/healthz`);
   expect(health.status).toBe(503);
-  expect(await health.json()).toEqual({ status: 'draining' });
+  expect(await health.json()).toMatchObject({ status: 'error', error: { a2a: { status: 'down', draining: true } } });
 }
 
 /** A stream on any binding and version, with what a finished one must end with. */
@@ -164,11 +113,12 @@ async function joinStream(base: string, kind: 'JSON-RPC 1.0' | 'JSON-RPC 0.3' | 
 
 describe('graceful shutdown of the built server (e2e)', () => {
   beforeAll(async () => {
-    await run('npm', ['run', 'build']);
+    // Shared with the other tests of the built server: one build, never two at once over dist/.
+    await buildOnce();
   }, 180_000);
 
   it('SIGTERM: new requests 503, the slow run past the drain time is cancelled, its streams end with CANCELED, exit 0', async () => {
-    const server = await startServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '1000' });
+    const server = await startBuiltServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '1000' });
     const origin = readSse(await post(server.base, 'SendStreamingMessage', { message: message('take a slow step of 8000 ms') }));
     const first = await until(origin, (d) => d.includes('"task"'));
     const taskId = (JSON.parse(first) as { result: { task: { id: string } } }).result.task.id;
@@ -193,7 +143,7 @@ describe('graceful shutdown of the built server (e2e)', () => {
   });
 
   it('SIGTERM: a run that ends within the drain time completes, its stream gets COMPLETED, exit 0', async () => {
-    const server = await startServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '15000' });
+    const server = await startBuiltServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: '15000' });
     const origin = readSse(await post(server.base, 'SendStreamingMessage', { message: message('take a slow step of 1500 ms') }));
     await until(origin, (d) => d.includes('"phase":"started"'));
     server.child.kill('SIGTERM');
@@ -204,9 +154,10 @@ describe('graceful shutdown of the built server (e2e)', () => {
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.output()).toContain('drained: 1 finished, 0 cancelled');
   });
+
   it('SIGTERM: every stream of every binding and version, starting or resuming, ends with the cancelled frame and CANCELED status', async () => {
     const DRAIN_MS = 1_500;
-    const server = await startServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: String(DRAIN_MS) });
+    const server = await startBuiltServer({ TOOLSTREAM_DRAIN_TIMEOUT_MS: String(DRAIN_MS) });
     const kinds = ['JSON-RPC 1.0', 'JSON-RPC 0.3', 'HTTP+JSON'] as const;
     const started = await Promise.all(kinds.map((kind) => startStream(server.base, kind)));
     // Each task resumed (from just before its tool's `started` event, which is replayed) and joined on the two other bindings.

@@ -213,6 +213,49 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
     await page.close();
   });
 
+  it('draws a delegated agent\'s calls nested under the delegating call, indented and foldable', async () => {
+    // A second app that delegates to the first one as "researcher".
+    const saved = process.env.TOOLSTREAM_REMOTE_AGENTS;
+    process.env.TOOLSTREAM_REMOTE_AGENTS = `researcher=${base}`;
+    let parent: INestApplication;
+    try {
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).overrideProvider(WEB_MODULE_OPTIONS).useValue({ publicDir }).compile();
+      parent = moduleRef.createNestApplication({ logger: false });
+    } finally {
+      if (saved === undefined) delete process.env.TOOLSTREAM_REMOTE_AGENTS;
+      else process.env.TOOLSTREAM_REMOTE_AGENTS = saved;
+    }
+    await parent.listen(0, '127.0.0.1');
+    try {
+      const parentBase = (await parent.getUrl()).replace('[::1]', '127.0.0.1');
+      const { page, problems } = await newPage(parentBase);
+      await ask(page, parentBase, 'ask researcher: weather in Paris and the time in Tokyo');
+      await waitForEnd(page);
+      const delegating = page.locator('.tool[data-tool-name="researcher"]');
+      const nested = delegating.locator(':scope > .tool__nested .tool');
+      expect(await nested.evaluateAll((els) => els.map((el) => [el.getAttribute('data-tool-name'), el.getAttribute('data-status')]).sort())).toEqual([
+        ['weather', 'completed'],
+        ['world_clock', 'completed'],
+      ]);
+      expect(await delegating.getAttribute('data-status')).toBe('completed');
+      expect((await delegating.locator(':scope > .tool__nested > summary').innerText()).trim()).toBe('2 nested calls');
+      // Indented under the delegating call, inside its card.
+      const outer = await delegating.boundingBox();
+      const inner = await nested.first().boundingBox();
+      expect(inner && outer && inner.x > outer.x && inner.y > outer.y).toBe(true);
+      await page.screenshot({ path: join(ARTIFACTS, 'web-page-nested.png'), fullPage: true });
+      // Folding hides them, unfolding shows them again.
+      await delegating.locator(':scope > .tool__nested > summary').click();
+      expect(await nested.first().isVisible()).toBe(false);
+      await delegating.locator(':scope > .tool__nested > summary').click();
+      expect(await nested.first().isVisible()).toBe(true);
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      await parent.close();
+    }
+  });
+
   it('reconnects by itself after a dropped connection, without losing or repeating a frame', async () => {
     // Cut after the Task, "thinking", the narration and the first tool frames.
     const proxy = await startStreamProxy(base, { delayPerEventMs: PACE_MS, cutAfterEvents: 5 });
@@ -237,5 +280,25 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
       await page.screenshot({ path: join(ARTIFACTS, 'web-page-reconnected.png'), fullPage: true });
       await page.close();
     }
+  });
+
+  it('Stop cancels the task on the server, then drops the stream: the stopped tool fails with the reason and its clock stops', async () => {
+    const proxy = await startStreamProxy(base, {});
+    proxies.push(proxy);
+    const { page, problems } = await newPage(proxy.url);
+    await ask(page, proxy.url, 'take a slow step of 8000 ms');
+    await page.waitForSelector('.tool[data-status="running"]', { timeout: 20_000 });
+    await page.click('#stop');
+    await page.waitForSelector('.tool[data-status="failed"]', { timeout: 20_000 });
+    await page.waitForSelector('#stop[hidden]', { state: 'attached' });
+    expect(proxy.requests.map((r) => r.rpcMethod).filter(Boolean)).toEqual(['SendStreamingMessage', 'CancelTask']);
+    const [card] = await cards(page);
+    expect(card).toMatchObject({ name: 'slow_task', status: 'failed' });
+    expect(card.error).toMatch(/cancel/i);
+    // Nothing ticks any more: the duration stays put.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await cards(page))[0].duration).toBe(card.duration);
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });

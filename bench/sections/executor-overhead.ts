@@ -68,18 +68,18 @@ async function timed(run: () => Promise<void>): Promise<number> {
   return (user + system) / 1000;
 }
 
-function bareRun(agent: MessagesAgent, id: string): Promise<number> {
+export function bareRun(agent: MessagesAgent, id: string): Promise<number> {
   return timed(async () => {
     const stream = await agent.stream(
       { messages: [new HumanMessage('go')] },
-      { streamMode: ['values', 'tools', 'messages'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
+      { streamMode: ['values', 'tools', 'messages', 'custom'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
     );
     for await (const chunk of stream) void chunk;
   });
 }
 
 /** One executor run; checks it really produced every frame and the reply. */
-function executorRun(executor: DeepAgentExecutor, id: string, toolCalls: number): Promise<number> {
+export function executorRun(executor: DeepAgentExecutor, id: string, toolCalls: number): Promise<number> {
   return timed(() => executorRunChecked(executor, id, toolCalls));
 }
 
@@ -103,12 +103,17 @@ function executorRunChecked(executor: DeepAgentExecutor, id: string, toolCalls: 
   });
 }
 
+/** The agent and executor of one model script, as the section measures them. */
+export function agentOf(shape: AgentShape, toolCalls: number): { agent: MessagesAgent; executor: DeepAgentExecutor } {
+  const agent = createToolAgent(new ScriptedChatModel({ turns: script(shape, toolCalls) }), [benchTool]);
+  return { agent, executor: new DeepAgentExecutor(agent, { agent }) };
+}
+
 export async function measureExecutorOverhead(config: BenchConfig, log: (line: string) => void): Promise<ExecutorOverheadResult> {
   const rows: ExecutorOverheadRow[] = [];
   const toolCalls = config.executorToolCalls;
   for (const shape of SHAPES) {
-    const agent = createToolAgent(new ScriptedChatModel({ turns: script(shape, toolCalls) }), [benchTool]);
-    const executor = new DeepAgentExecutor(agent);
+    const { agent, executor } = agentOf(shape, toolCalls);
     // The executor's own paths take a few dozen runs to be compiled; before that a run can
     // cost twice as much, which would be measuring the JIT.
     for (let i = 0; i < config.executorWarmUpRuns; i++) {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AgentExtension } from '@a2a-js/sdk';
+import type { Context } from '@opentelemetry/api';
 import {
   A2A_EXTENSIONS_HEADER,
   A2A_EXTENSIONS_HEADER_V03,
@@ -8,6 +9,7 @@ import {
   isToolCallV1Active,
   requestedExtensions,
 } from '../extensions';
+import { callerTraceContext } from '../tracing';
 import { A2A_VERSION_HEADER, PROTOCOL_VERSIONS, type ProtocolVersion } from './a2a.constants';
 import { extensionSupportRequired, versionNotSupported } from './a2a-errors';
 import type { CallerId } from './task-record';
@@ -20,6 +22,8 @@ export interface A2aCallContext {
   /** The extension URIs to echo in the `A2A-Extensions` response header. */
   activated: string[];
   caller: CallerId;
+  /** The caller's trace context (its `traceparent`, or the host's HTTP server span). */
+  traceContext: Context;
 }
 
 /** The parts of an HTTP request the negotiation reads. */
@@ -63,7 +67,7 @@ export function negotiate(
     cardExtensions.map((ext) => ext.uri),
   );
   if (toolFrames && !activated.includes(TOOL_CALL_V1_EXTENSION_URI)) activated.unshift(TOOL_CALL_V1_EXTENSION_URI);
-  return { version, toolFrames, activated, caller };
+  return { version, toolFrames, activated, caller, traceContext: callerTraceContext(source.headers) };
 }
 
 function versionParameter(source: NegotiationSource): string | undefined {

@@ -1,4 +1,6 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
+import { RouterModule } from '@nestjs/core';
+import type Redis from 'ioredis';
 import { ExtensionsModule } from '../extensions/extensions.module';
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
@@ -138,10 +140,24 @@ export interface A2aModuleOptions {
    */
   auth?: A2aAuthOptions | false;
   /**
-   * On shutdown (see `enableGracefulShutdown`), how long running tasks have to finish before
+   * On shutdown by a signal (Nest's beforeApplicationShutdown), how long running tasks have to finish before
    * they are cancelled (default 10000 ms). New requests are refused with 503 from the start.
    */
   drainTimeoutMs?: number;
+  /**
+   * Keep tasks in Redis instead of this process's memory: event logs (Redis Streams), snapshots,
+   * per-owner listings and conversations, readable from every instance on the same Redis. A
+   * `redis://` / `rediss://` URL (a password in the URL) or an ioredis client the application
+   * owns. Unset: the embedded in-memory store.
+   */
+  redis?: A2aRedisOptions;
+}
+
+export interface A2aRedisOptions {
+  /** A URL (the module opens and closes the connection) or a client of the application's. */
+  connection: string | Redis;
+  /** Prefix of every key and channel (default `toolstream:`); instances that share tasks share it. */
+  keyPrefix?: string;
 }
 
 export interface A2aAuthOptions {
@@ -162,6 +178,22 @@ export interface A2aModuleExtras {
    * defaults to ExtensionsModule with tool-call-v1 alone.
    */
   extensions?: Type | DynamicModule;
+  /**
+   * Mounts every A2A route (agent card, JSON-RPC, HTTP+JSON) under this prefix, e.g. `agent`
+   * → `/agent/.well-known/agent-card.json`, `/agent/a2a`, `/agent/tasks`; the card's URLs follow.
+   * Default: the application's root (after any global prefix).
+   */
+  path?: string;
+}
+
+/** A route prefix: path segments of letters, digits, `-`, `_`, `.`, without empty ones. */
+export function checkRoutePrefix(moduleName: string, path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const trimmed = typeof path === 'string' ? path.replace(/^\/+|\/+$/g, '') : path;
+  if (typeof trimmed !== 'string' || !/^[\w.-]+(?:\/[\w.-]+)*$/.test(trimmed)) {
+    throw new Error(`${moduleName} option path must be a route prefix like "agent" or "api/agent", got ${JSON.stringify(path)}`);
+  }
+  return trimmed;
 }
 
 export const {
@@ -171,10 +203,17 @@ export const {
   ASYNC_OPTIONS_TYPE: A2A_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<A2aModuleOptions>()
   .setClassMethodName('forRoot')
-  .setExtras<A2aModuleExtras>({}, (definition, extras) => ({
-    ...definition,
-    imports: [...(definition.imports ?? []), extras.extensions ?? ExtensionsModule],
-  }))
+  .setExtras<A2aModuleExtras>({}, (definition, extras) => {
+    const path = checkRoutePrefix('A2aModule', extras.path);
+    return {
+      ...definition,
+      imports: [
+        ...(definition.imports ?? []),
+        extras.extensions ?? ExtensionsModule,
+        ...(path ? [RouterModule.register([{ path, module: definition.module }])] : []),
+      ],
+    };
+  })
   .build();
 
 /** The options with every default applied: what the services read. */
@@ -206,6 +245,7 @@ export interface A2aConfig {
   /** The accepted credentials; both empty means authentication is off. */
   auth: Required<A2aAuthOptions>;
   drainTimeoutMs: number;
+  redis?: A2aRedisOptions;
 }
 
 export const A2A_DEFAULTS = {
@@ -281,6 +321,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     maxFrameFieldBytes: Math.max(positive(options.maxFrameFieldBytes, 'maxFrameFieldBytes') ?? A2A_DEFAULTS.maxFrameFieldBytes, MIN_FRAME_FIELD_BYTES),
     auth: resolveAuth(options.auth, env),
     drainTimeoutMs: positive(options.drainTimeoutMs, 'drainTimeoutMs') ?? A2A_DEFAULTS.drainTimeoutMs,
+    redis: resolveRedis(options.redis),
   };
 }
 
@@ -299,6 +340,28 @@ function resolveAuth(auth: A2aAuthOptions | false | undefined, env: NodeJS.Proce
     });
   }
   return { apiKeys: [...apiKeys], bearerTokens: [...bearerTokens] };
+}
+
+/** A Redis URL must be one: a typo fails at boot, naming the option, never the password. */
+function resolveRedis(redis: A2aRedisOptions | undefined): A2aRedisOptions | undefined {
+  if (redis === undefined) return undefined;
+  if (typeof redis.connection === 'string') checkRedisUrl(redis.connection, 'A2aModule option redis.connection');
+  else if (typeof redis.connection?.duplicate !== 'function') throw new Error('A2aModule option redis.connection must be a redis:// or rediss:// URL or an ioredis client');
+  return { ...redis };
+}
+
+/** Checks a `redis://` or `rediss://` URL; the error names `what` and shows the URL without its password. */
+export function checkRedisUrl(url: string, what: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
+    const shown = parsed ? `${parsed.protocol}//${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}` : 'a value that is not a URL';
+    throw new Error(`${what} must be a redis:// or rediss:// URL with a host (e.g. redis://127.0.0.1:6379), got ${shown}`);
+  }
 }
 
 /** A misconfigured number fails at boot with its name, not later with a hung stream. */

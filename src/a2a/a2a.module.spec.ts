@@ -59,3 +59,13 @@ describe('A2aModule', () => {
     );
   });
 });
+
+describe('A2aModule path option', () => {
+  it.each(['agent', '/api/agent/', 'v1.2/a-b_c'])('takes %j as a route prefix', (path) => {
+    expect(() => A2aModule.forRoot({ path })).not.toThrow();
+  });
+
+  it.each(['', 'a b', 'a//b', '../x?'])('refuses %j at boot, naming the option', (path) => {
+    expect(() => A2aModule.forRoot({ path })).toThrow(`A2aModule option path must be a route prefix like "agent" or "api/agent", got ${JSON.stringify(path)}`);
+  });
+});

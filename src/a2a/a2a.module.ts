@@ -14,12 +14,14 @@ import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { RestNegotiationGuard } from './rest-negotiation.guard';
 import { TaskService } from './task.service';
 import { TaskStore } from './store/task-store';
-import { InMemoryTaskStore } from './store/in-memory-task-store';
 import type { A2aConfig } from './a2a.module-definition';
+import { createTaskStore } from './store/create-task-store';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
 import { ClientStreams } from './streams/client-streams';
+import { A2aDrainHealth } from './shutdown/a2a-drain.health';
+import { TaskStoreHealth } from './store/task-store.health';
 import { DrainGuard } from './shutdown/drain.guard';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 
@@ -40,7 +42,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
       inject: [optionalOptions(A2A_MODULE_OPTIONS)],
       useFactory: (options?: A2aModuleOptions) => resolveA2aConfig(requireForRoot('A2aModule', options)),
     },
-    { provide: TaskStore, inject: [A2A_CONFIG], useFactory: (config: A2aConfig) => new InMemoryTaskStore(config) },
+    { provide: TaskStore, inject: [A2A_CONFIG], useFactory: (config: A2aConfig) => createTaskStore(config) },
     TaskService,
     A2aService,
     AgentCardService,
@@ -49,6 +51,8 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     A2aAuthService,
     A2aAuthGuard,
     A2aDrainService,
+    A2aDrainHealth,
+    TaskStoreHealth,
     DrainGuard,
     ClientStreams,
     MessageLimitsPipe,

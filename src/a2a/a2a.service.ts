@@ -164,7 +164,8 @@ export class A2aService {
     const task = await this.require(dto.id, ctx);
     if (task.isTerminal) throw taskNotCancelable(task.id, taskStateToJSON(task.state));
     await this.tasks.cancel(task, 'cancelled by the client');
-    return task.snapshot();
+    // Read again: the task may live on another instance, whose final state this copy lacks.
+    return ((await this.tasks.find(task.id, ctx.caller)) ?? task).snapshot();
   }
 
   /**
@@ -244,7 +245,7 @@ export class A2aService {
     checkTextLength(text, this.config.maxTextLength);
     // The agent reads one metadata map: the message's own keys over the request's.
     const metadata = message.metadata || request.metadata ? { ...request.metadata, ...message.metadata } : undefined;
-    return { message, text, caller: ctx.caller, metadata };
+    return { message, text, caller: ctx.caller, metadata, traceContext: ctx.traceContext };
   }
 
   private async require(id: string, ctx: A2aCallContext): Promise<TaskView> {
@@ -261,10 +262,13 @@ export class A2aService {
     if (!this.config.cancelOnDisconnect) return;
     response.once('close', () => {
       if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
-      const cancelUnlessRejoined = (): void => {
-        if (!task.isTerminal && task.listenerCount === 0) void this.tasks.cancel(task, 'the client disconnected');
+      // A client may rejoin on this instance or, with a shared store, on another one.
+      const cancelUnlessRejoined = async (): Promise<void> => {
+        if (task.isTerminal || task.listenerCount > 0) return;
+        if ((await this.tasks.followersElsewhere(task.id)) > 0) return;
+        await this.tasks.cancel(task, 'the client disconnected');
       };
-      const timer = setTimeout(cancelUnlessRejoined, this.config.disconnectGraceMs);
+      const timer = setTimeout(() => void cancelUnlessRejoined().catch(() => undefined), this.config.disconnectGraceMs);
       timer.unref();
       task.whenSettled(() => clearTimeout(timer));
     });

@@ -19,6 +19,7 @@ export class TaskBusBinding {
   private readonly logger = new Logger(TaskBusBinding.name);
   private bound = 0;
   private rejected = 0;
+  private accepted = 0;
 
   constructor(
     private readonly bus: AgentBus,
@@ -33,6 +34,11 @@ export class TaskBusBinding {
   /** Tool frames that failed tool-call-v1 validation (logged, not forwarded). */
   get rejectedFrames(): number {
     return this.rejected;
+  }
+
+  /** Tool frames accepted into tasks (only grows). */
+  get acceptedFrames(): number {
+    return this.accepted;
   }
 
   /** The task's four topics merged into one subscription; the caller ends it when the task settles. */
@@ -60,6 +66,7 @@ export class TaskBusBinding {
       case 'toolframe': {
         const checked = validateToolCallFrame((message.payload as { frame?: unknown } | undefined)?.frame);
         if (checked.ok) {
+          this.accepted += 1;
           writer.toolFrame(this.content.frame(checked.frame));
         } else {
           this.rejected += 1;

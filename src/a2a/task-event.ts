@@ -17,13 +17,14 @@ export class TaskEvent {
 
   constructor(
     readonly seq: number,
-    response: StreamResponse,
+    /** The event, or its 1.0 ProtoJSON already serialised (read back from a shared store). */
+    response: StreamResponse | string,
     /** A tool-call-v1 frame: only clients that activate the extension receive it. */
     readonly isToolFrame = false,
     /** The task's terminal status update: streams end after it. */
     readonly terminal = false,
   ) {
-    this.json = JSON.stringify(StreamResponse.toJSON(response));
+    this.json = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
   }
 
   /** The StreamResponse, decoded again from its JSON (a fresh object on each read). */

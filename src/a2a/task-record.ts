@@ -56,6 +56,8 @@ interface TaskRecordInit {
   maxFinishedTools: number;
   /** Called after each status change (the store's listing index follows it). */
   onStatus?: (task: TaskRecord) => void;
+  /** Called with each event as it is logged (a shared store persists it). */
+  onEvent?: (event: TaskEvent, task: TaskRecord) => void;
 }
 
 export interface SnapshotOptions {
@@ -91,6 +93,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly finishedArtifacts = new Set<string>();
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
+  private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /** Tools started and not yet finished: closed as failed if the task ends first. */
   private readonly openTools = new Map<string, string>();
   private readonly listeners = new Set<TaskListener>();
@@ -112,6 +115,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
+    this.onEvent = init.onEvent;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
@@ -366,6 +370,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
     this.log.append(event, this.keepAfter());
+    this.onEvent?.(event, this);
     this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
   }

@@ -47,7 +47,7 @@ describe('TaskService', () => {
   };
 
   beforeEach(() => setUp());
-  afterEach(() => service.onModuleDestroy());
+  afterEach(() => service.close());
 
   it('subscribes the task topics before it publishes the request, so a synchronous run is seen whole', async () => {
     bus.requests$().subscribe((r) => {

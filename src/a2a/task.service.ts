@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional, type OnModuleDestroy } from '@nestjs/common';
-import type { Message } from '@a2a-js/sdk';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { TaskState, type Message } from '@a2a-js/sdk';
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
 import { AgentBus } from '../runtime';
+import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { echo, invalidParams, tooManyLiveTasks } from './a2a-errors';
@@ -26,6 +28,8 @@ export interface StartTaskInput {
   metadata?: Record<string, unknown>;
   /** The id claimed for the task with its message (see `claim`); unset: a fresh one. */
   taskId?: string;
+  /** The caller's trace context: the task's `invoke_agent` span continues it. */
+  traceContext?: Context;
 }
 
 /** A send is either a new message, to start, or a retry of one whose task is still kept. */
@@ -47,10 +51,20 @@ export interface A2aMetrics {
   topicSubscriptions: number;
   /** Event streams open to clients. */
   openStreams: number;
-  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded). */
+  /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded); only grows. */
   rejectedFrames: number;
   /** Streams closed because their client stopped reading (stalledStreamTimeoutMs); a count since start. */
   stalledStreamsClosed: number;
+  /** Tool frames from the bus accepted into tasks; only grows. */
+  frames: number;
+  /** Tasks written here that reached each terminal state (`completed`, `failed`, `canceled`, `rejected`); only grows. */
+  finishedTasks: Record<string, number>;
+}
+
+/** `TASK_STATE_COMPLETED` → `completed`: the label of a terminal state in metrics. */
+export function taskStateLabel(state: TaskState): string {
+  const name = TaskState[state] as string | undefined;
+  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown';
 }
 
 /**
@@ -59,7 +73,7 @@ export interface A2aMetrics {
  * everything), cancels it, lists it, expires it, and serves its event stream with replay.
  */
 @Injectable()
-export class TaskService implements OnModuleDestroy {
+export class TaskService {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
@@ -70,6 +84,7 @@ export class TaskService implements OnModuleDestroy {
   private readonly streams = { open: 0 };
   private readonly content: TaskContentGuard;
   private readonly binding: TaskBusBinding;
+  private readonly finishedTasks: Record<string, number> = {};
 
   constructor(
     private readonly bus: AgentBus,
@@ -79,11 +94,17 @@ export class TaskService implements OnModuleDestroy {
   ) {
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
+    // A CancelTask that reached another instance: this one runs the task.
+    store.onCancelRequest((id, reason) => {
+      const task = this.live.get(id);
+      if (task) void this.cancel(task, reason);
+    });
   }
 
-  onModuleDestroy(): void {
+  /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
+  async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
-    this.store.close();
+    await this.store.close();
   }
 
   /**
@@ -113,8 +134,8 @@ export class TaskService implements OnModuleDestroy {
    * in-process run may answer synchronously).
    */
   async start(input: StartTaskInput): Promise<WrittenTask> {
-    const { task, admitted, conversation } = await this.admitAndCreate(input);
-    this.dispatch(task, admitted, conversation);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
+    this.dispatch(task, admitted, conversation, runContext);
     return task;
   }
 
@@ -127,9 +148,9 @@ export class TaskService implements OnModuleDestroy {
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
   ): Promise<{ task: WrittenTask; events: Observable<TaskEvent>; release: () => void }> {
-    const { task, admitted, conversation } = await this.admitAndCreate(input);
+    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
-    this.dispatch(task, admitted, conversation);
+    this.dispatch(task, admitted, conversation, runContext);
     const events = new Observable<TaskEvent>((subscriber) => {
       const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
       release();
@@ -161,7 +182,9 @@ export class TaskService implements OnModuleDestroy {
    * Admission and creation as one step for the live-task limits: a task counts against them
    * from its admission on, so concurrent requests cannot all slip past the check.
    */
-  private async admitAndCreate(input: StartTaskInput): Promise<{ task: WrittenTask; admitted: StartTaskInput; conversation: Conversation }> {
+  private async admitAndCreate(
+    input: StartTaskInput,
+  ): Promise<{ task: WrittenTask; runContext: Context; admitted: StartTaskInput; conversation: Conversation }> {
     if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
       throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
     }
@@ -173,8 +196,9 @@ export class TaskService implements OnModuleDestroy {
     let task: WrittenTask | undefined;
     try {
       const { admitted, conversation } = await this.admit(input);
-      task = await this.create(admitted);
-      return { task, admitted, conversation };
+      const created = await this.create(admitted);
+      task = created.task;
+      return { ...created, admitted, conversation };
     } finally {
       this.admitting -= 1;
       if (!task) this.countLive(input.caller, -1);
@@ -188,7 +212,8 @@ export class TaskService implements OnModuleDestroy {
     else this.livePerCaller.delete(caller);
   }
 
-  private async create(input: StartTaskInput): Promise<WrittenTask> {
+  /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
+  private async create(input: StartTaskInput): Promise<{ task: WrittenTask; runContext: Context }> {
     const id = input.taskId ?? randomUUID();
     const contextId = input.message.contextId || randomUUID();
     const task = await this.store.create({
@@ -199,6 +224,8 @@ export class TaskService implements OnModuleDestroy {
       text: input.text,
     });
     this.live.set(id, task);
+    const parent = input.traceContext ?? otelContext.active();
+    const span = this.startTaskSpan(task, parent);
     const subscription = this.binding.bind(id, task);
     // A run that never answers must not hold the task and its streams forever.
     const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
@@ -209,9 +236,12 @@ export class TaskService implements OnModuleDestroy {
       this.live.delete(id);
       this.countLive(input.caller, -1);
       this.cancelling.delete(id);
+      const state = taskStateLabel(task.state);
+      this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
       this.store.expire(id, this.config.taskTtlMs);
+      endTaskSpan(span, task);
     });
-    return task;
+    return { task, runContext: trace.setSpan(parent, span) };
   }
 
   /** The run deadline passed: the task fails at once, and the run is asked to stop. */
@@ -225,9 +255,29 @@ export class TaskService implements OnModuleDestroy {
     }
   }
 
-  private dispatch(task: WrittenTask, input: StartTaskInput, conversation: Conversation): void {
+  /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
+  private startTaskSpan(task: TaskView, parent: Context): Span {
+    const span = toolstreamTracer().startSpan(invokeAgentSpanName(this.config.card.name), { kind: SpanKind.INTERNAL }, parent);
+    if (span.isRecording()) {
+      span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.invokeAgent);
+      span.setAttribute(GEN_AI.agentName, this.config.card.name);
+      span.setAttribute(GEN_AI.conversationId, task.contextId);
+      span.setAttribute(A2A_TASK_ID, task.id);
+    }
+    return span;
+  }
+
+  private dispatch(task: WrittenTask, input: StartTaskInput, conversation: Conversation, runContext: Context): void {
     try {
-      this.bus.publishRequest({ correlationId: task.id, message: input.text, history: conversation.turns, contextId: task.contextId, metadata: input.metadata });
+      this.bus.publishRequest({
+        correlationId: task.id,
+        message: input.text,
+        history: conversation.turns,
+        contextId: task.contextId,
+        metadata: input.metadata,
+        // The run continues the task's span, in whichever process it runs.
+        trace: traceCarrier(runContext),
+      });
     } catch (err) {
       task.fail(`the run could not be dispatched: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -253,6 +303,12 @@ export class TaskService implements OnModuleDestroy {
    * terminal (which may be another state, when the run finished first).
    */
   async cancel(task: TaskView, reason: string): Promise<void> {
+    if (!task.isTerminal && !this.live.has(task.id)) {
+      // Another instance writes it: ask that one, and wait (a bounded time) for the end.
+      await this.store.requestCancel(task.id, reason);
+      await Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, this.config.cancelTimeoutMs * 2).unref())]);
+      return;
+    }
     if (!task.isTerminal && !this.cancelling.has(task.id)) {
       this.cancelling.add(task.id);
       const writer = this.live.get(task.id);
@@ -267,6 +323,11 @@ export class TaskService implements OnModuleDestroy {
       }
     }
     await task.settled;
+  }
+
+  /** Streams following the task on other instances (0 in the embedded store). */
+  followersElsewhere(id: string): Promise<number> {
+    return this.store.followersElsewhere(id);
   }
 
   /** The task's events for one stream (see followTask): replay after `after`, or a snapshot, then live. */
@@ -287,6 +348,21 @@ export class TaskService implements OnModuleDestroy {
       openStreams: this.streams.open,
       rejectedFrames: this.binding.rejectedFrames,
       stalledStreamsClosed: this.clientStreams?.stalledStreamsClosed ?? 0,
+      frames: this.binding.acceptedFrames,
+      finishedTasks: { ...this.finishedTasks },
     };
   }
+}
+
+/** Ends a task's span with its terminal state; a failed task's span has error status and its message. */
+function endTaskSpan(span: Span, task: TaskView): void {
+  if (span.isRecording()) {
+    span.setAttribute(A2A_TASK_STATE, TaskState[task.state] ?? String(task.state));
+    if (task.state === TaskState.TASK_STATE_FAILED || task.state === TaskState.TASK_STATE_REJECTED) {
+      const part = task.snapshot({ historyLength: 0 }).status?.message?.parts[0]?.content;
+      span.setStatus({ code: SpanStatusCode.ERROR, message: part?.$case === 'text' ? part.value : taskStateLabel(task.state) });
+      span.setAttribute(GEN_AI.errorType, taskStateLabel(task.state));
+    }
+  }
+  span.end();
 }

@@ -79,7 +79,7 @@ describe('ask (non-TTY): plain lines', () => {
     const steps: Step[] = [...demoRun.slice(0, 6), { kind: 'status', state: 'failed', text: 'the model is unavailable' }];
     const url = await agentStreaming(events10(steps));
     const { code, out } = await ask(['q', '--url', url]);
-    expect(out).toContain('? weather: did not finish');
+    expect(out).toMatch(/^✗ weather \d+ ms: the model is unavailable$/m);
     expect(out.trimEnd().split('\n').pop()).toBe('✗ the task failed: the model is unavailable');
     expect(code).toBe(EXIT.taskFailed);
   });
@@ -91,18 +91,58 @@ describe('ask (non-TTY): plain lines', () => {
     expect(code).toBe(EXIT.taskFailed);
   });
 
-  it('exits 3 with the server error, and when nothing answers', async () => {
+  it('exits 2 for input the server rejects as invalid (-32602), 3 with another server error, and when nothing answers', async () => {
+    let code = -32602;
     server = await startFakeServer((req, res) =>
-      req.method === 'GET' ? json(res, 200, card(`http://${req.headers.host}`)) : jsonRpcError(res, req.body.id, -32602, 'bad params'),
+      req.method === 'GET' ? json(res, 200, card(`http://${req.headers.host}`)) : jsonRpcError(res, req.body.id, code, code === -32602 ? 'message text exceeds maxTextLength' : 'internal'),
     );
+    const invalid = await ask(['q', '--url', server.url]);
+    expect(invalid).toMatchObject({ code: EXIT.usage, err: 'ask: SendStreamingMessage failed: message text exceeds maxTextLength (code -32602)\n' });
+    code = -32603;
     const failed = await ask(['q', '--url', server.url]);
-    expect(failed).toMatchObject({ code: EXIT.error, err: 'ask: SendStreamingMessage failed: bad params (code -32602)\n' });
+    expect(failed).toMatchObject({ code: EXIT.error, err: 'ask: SendStreamingMessage failed: internal (code -32603)\n' });
     const url = server.url;
     await server.close();
     server = undefined;
     const down = await ask(['q', '--url', url]);
     expect(down.code).toBe(EXIT.error);
     expect(down.err).toMatch(/^ask: could not fetch the agent card at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/agent-card\.json/);
+  });
+
+  it('writes the answer as it streams, piece by piece, and only once', async () => {
+    const chunks: string[] = [];
+    const url = await agentStreaming(
+      events10([
+        { kind: 'task', state: 'submitted' },
+        { kind: 'answer', text: 'Paris is ' },
+        { kind: 'answer', text: 'sunny.', append: true },
+        { kind: 'status', state: 'completed' },
+      ]),
+    );
+    const stdout = { isTTY: false, write: (text: string) => chunks.push(text) };
+    const code = await runAsk(['q', '--url', url], { stdout, stderr: new Capture(), env: { NO_COLOR: '1' } });
+    expect(code).toBe(EXIT.answered);
+    expect(chunks).toContain('Paris is ');
+    expect(chunks).toContain('sunny.');
+    expect(chunks.join('').match(/Paris is sunny\./g)).toHaveLength(1);
+    expect(chunks.join('').endsWith('Paris is sunny.\n')).toBe(true);
+  });
+
+  it('says only "interrupted" on Ctrl-C, with no verdict on the task before it; exit 130', async () => {
+    const controller = new AbortController();
+    server = await startFakeServer((req, res) => {
+      if (req.method === 'GET') return json(res, 200, card(`http://${req.headers.host}`));
+      startSse(res);
+      writeEvents(res, events10(demoRun.slice(0, 4)), { rpcId: req.body.id });
+      setTimeout(() => controller.abort(), 200);
+    });
+    const stdout = new Capture();
+    const stderr = new Capture();
+    const code = await runAsk(['q', '--url', server.url], { stdout, stderr, env: { NO_COLOR: '1' }, signal: controller.signal });
+    expect(code).toBe(EXIT.interrupted);
+    expect(stderr.text).toBe('ask: interrupted\n');
+    expect(stdout.text).not.toMatch(/gave no answer|the task ended/);
+    expect(stdout.text).toMatch(/interrupted/);
   });
 
   it('warns when the card does not declare tool-call-v1', async () => {

@@ -3,7 +3,7 @@
  * tool-call-v1 and draws its tool timeline live, through the client kit (agent-card
  * discovery, SendStreamingMessage, resume after drops).
  */
-import { TimelineStore, discoverAgent, errorMessage, followMessage } from '../client';
+import { A2aClientError, TimelineStore, discoverAgent, errorMessage, followMessage } from '../client';
 import { ASK_USAGE, parseAskArgs } from './ask-args';
 import { PlainTimelinePrinter, TtyTimelinePrinter, type TerminalStream, type TimelinePrinter } from './terminal-timeline';
 
@@ -45,20 +45,29 @@ export async function runAsk(argv: readonly string[], io: AskIo): Promise<number
       }),
     );
   } catch (err) {
-    if (io.signal?.aborted) {
-      printer.finish(store.getState());
-      io.stderr.write('ask: interrupted\n');
-      return EXIT.interrupted;
-    }
+    if (io.signal?.aborted) return interrupted(store, printer, io);
     io.stderr.write(`ask: ${errorMessage(err)}\n`);
-    return EXIT.error;
+    // Input the server rejects as invalid (-32602, or HTTP 400) is the user's to fix, like bad arguments.
+    return isInvalidInput(err) ? EXIT.usage : EXIT.error;
   }
+  if (io.signal?.aborted) return interrupted(store, printer, io);
   const final = store.getState();
   printer.finish(final);
   for (const problem of final.problems) io.stderr.write(`! ${problem}\n`);
   // Completed, or answered with a bare message (no task at all).
   const answered = final.taskState === 'completed' || (final.taskState === undefined && final.answer !== undefined);
   return answered ? EXIT.answered : EXIT.taskFailed;
+}
+
+function isInvalidInput(err: unknown): boolean {
+  return err instanceof A2aClientError && (err.details.code === -32602 || err.details.status === 400);
+}
+
+/** Ctrl-C: the timeline as it stood (running tools marked interrupted), then "interrupted" and nothing else. */
+function interrupted(store: TimelineStore, printer: TimelinePrinter, io: AskIo): number {
+  printer.interrupt(store.settle('interrupted'));
+  io.stderr.write('ask: interrupted\n');
+  return EXIT.interrupted;
 }
 
 if (require.main === module) {

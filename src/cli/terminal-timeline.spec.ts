@@ -1,7 +1,7 @@
 import type { ToolCallArtifactData } from '../extensions/tool-call-v1';
 import { events10, type Step } from '../client/fixtures/streams';
 import { initialTimelineState, reduceTimeline, type TimelineState } from '../client/timeline.reducer';
-import { PlainTimelinePrinter, TtyTimelinePrinter } from './terminal-timeline';
+import { PlainTimelinePrinter, TtyTimelinePrinter, cutVisible } from './terminal-timeline';
 
 class Capture {
   text = '';
@@ -56,5 +56,34 @@ describe('terminal timeline: nested calls', () => {
     play(new TtyTimelinePrinter(out, { color: false, now: () => 0 }));
     expect(out.text).toContain('\n  ✓ weather 10 ms → {"tempC":3}\n');
     expect(out.text).toContain('✓ researcher 30 ms → 3 °C in Oslo\n');
+  });
+});
+
+/** A line without its colour escapes. */
+const visible = (line: string): string =>
+  line
+    .split('\x1b[')
+    .map((piece, i) => (i === 0 ? piece : piece.slice(piece.search(/[A-Za-z]/) + 1)))
+    .join('');
+
+describe('terminal timeline: rows wider than the terminal', () => {
+  it('cuts a coloured line by its visible width and keeps its colours', () => {
+    const line = '\x1b[32m✓\x1b[0m weather \x1b[2m12 ms\x1b[0m → {"city":"Paris","tempC":18}';
+    expect(cutVisible(line, 12)).toBe('\x1b[32m✓\x1b[0m weather \x1b[2m12…\x1b[0m');
+    expect(cutVisible('plain text here', 5)).toBe('plain…');
+  });
+
+  it('draws a narrow live block in colour', () => {
+    const out = new Capture(true, 24);
+    const printer = new TtyTimelinePrinter(out, { color: true, now: () => Date.UTC(2026, 0, 15, 9, 0, 0, 15) });
+    let state: TimelineState = initialTimelineState;
+    events10(nested.slice(0, 4)).forEach((data, i) => {
+      state = reduceTimeline(state, { data, eventId: String(i + 1), receivedAt: 0 });
+      printer.update(state);
+    });
+    printer.interrupt(state);
+    const lines = out.text.split('\n').filter((l) => l.includes('researcher') || l.includes('weather'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => l.includes('\x1b[3') && visible(l).length <= 23)).toBe(true);
   });
 });

@@ -27,6 +27,38 @@ export interface TimelinePrinter {
   reconnecting(info: ReconnectInfo): void;
   /** The stream is over: draw the final timeline, then the answer or why there is none. */
   finish(state: TimelineState): void;
+  /** The user interrupted: draw the timeline as it stood, and no verdict on the task. */
+  interrupt(state: TimelineState): void;
+}
+
+/**
+ * The answer as it grows: each new piece is written as it arrives (a text a model replaced or
+ * withdrew starts over on a new line), so a reader sees it being written.
+ */
+class AnswerWriter {
+  private written: string | undefined;
+
+  constructor(private readonly out: TerminalStream) {}
+
+  get started(): boolean {
+    return this.written !== undefined;
+  }
+
+  write(answer: string | undefined): void {
+    if (answer === undefined || answer === this.written) return;
+    if (this.written === undefined) this.out.write('\n');
+    else if (!answer.startsWith(this.written)) this.out.write('\n');
+    const from = this.written !== undefined && answer.startsWith(this.written) ? this.written.length : 0;
+    this.out.write(answer.slice(from));
+    this.written = answer;
+  }
+
+  /** Ends the answer's last line; true when it was written (so the outcome need not repeat it). */
+  end(): boolean {
+    if (this.written === undefined) return false;
+    this.out.write('\n');
+    return true;
+  }
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -61,9 +93,10 @@ function toolLine(row: ToolRow, paint: Paint, mark: string = TOOL_MARKS[row.stat
   return `${indent(row)}${paint(row.status, mark)} ${row.name}${duration}${detail(row)}`;
 }
 
-/** The answer, or why the task ended without one. */
-function outcome(view: TimelineView, paint: Paint): string {
+/** The answer (unless it was streamed already), or why the task ended without one. */
+function outcome(view: TimelineView, paint: Paint, answerShown = false): string {
   if (view.failed) return `${paint('failed', '✗')} the task ${view.taskState}: ${view.failureText ?? 'no reason given'}\n`;
+  if (answerShown) return '';
   if (view.answer !== undefined) return `\n${view.answer}\n`;
   if (view.taskState === 'input-required' || view.taskState === 'auth-required') {
     return `${paint('warn', '?')} the agent needs ${view.taskState === 'input-required' ? 'more input' : 'authentication'}: ${view.narration ?? ''}\n`;
@@ -71,19 +104,51 @@ function outcome(view: TimelineView, paint: Paint): string {
   return `${paint('warn', '?')} the task ended ${view.taskState ?? 'without a state'} and gave no answer\n`;
 }
 
+/** The first `visible` characters of a line with colour escapes, escapes kept, then "…" and a reset. */
+export function cutVisible(text: string, visible: number): string {
+  let out = '';
+  let shown = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\x1b' && text[i + 1] === '[') {
+      // A control sequence: parameters, then one final letter.
+      let end = i + 2;
+      while (end < text.length && !/[A-Za-z]/.test(text[end])) end++;
+      out += text.slice(i, end + 1);
+      i = end;
+      continue;
+    }
+    if (shown === visible) break;
+    out += text[i];
+    shown++;
+  }
+  return `${out}…${text.includes('\x1b[') ? '\x1b[0m' : ''}`;
+}
+
 /** Plain lines: one per narration change and per tool event. */
 export class PlainTimelinePrinter implements TimelinePrinter {
   private readonly printed = new Map<string, ToolStatus>();
   private narration: string | undefined;
+  private readonly answer: AnswerWriter;
 
   constructor(
     private readonly out: TerminalStream,
     private readonly err: TerminalStream,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.answer = new AnswerWriter(out);
+  }
 
   update(state: TimelineState): void {
     const view = timelineView(state, this.now());
+    // Once the answer is being written, tool lines would break into it: they wait for the end.
+    if (this.answer.started || (view.answer !== undefined && !view.rows.some((r) => r.status === 'running'))) {
+      this.answer.write(view.answer);
+      return;
+    }
+    this.lines(view);
+  }
+
+  private lines(view: TimelineView): void {
     if (view.narration !== undefined && view.narration !== this.narration) {
       this.narration = view.narration;
       this.out.write(`· ${view.narration}\n`);
@@ -105,8 +170,16 @@ export class PlainTimelinePrinter implements TimelinePrinter {
   }
 
   finish(state: TimelineState): void {
-    this.update(state);
-    this.out.write(outcome(timelineView(state, this.now()), noColor));
+    const view = timelineView(state, this.now());
+    if (this.answer.started && !view.failed) this.answer.write(view.answer);
+    const shown = this.answer.end();
+    this.lines(view);
+    this.out.write(outcome(view, noColor, shown));
+  }
+
+  interrupt(state: TimelineState): void {
+    this.answer.end();
+    this.lines(timelineView(state, this.now()));
   }
 }
 
@@ -123,6 +196,7 @@ export class TtyTimelinePrinter implements TimelinePrinter {
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly paint: Paint;
   private readonly now: () => number;
+  private readonly answer: AnswerWriter;
 
   constructor(
     private readonly out: TerminalStream,
@@ -130,11 +204,19 @@ export class TtyTimelinePrinter implements TimelinePrinter {
   ) {
     this.paint = options.color === false ? noColor : withColor;
     this.now = options.now ?? Date.now;
+    this.answer = new AnswerWriter(out);
   }
 
   update(state: TimelineState): void {
     this.state = state;
     this.notice = undefined;
+    const view = timelineView(state, this.now());
+    // The answer is being written and no tool runs: the block is done, the answer streams below it.
+    if (this.answer.started || (view.answer !== undefined && !view.rows.some((r) => r.status === 'running'))) {
+      if (!this.answer.started) this.stopBlock();
+      this.answer.write(view.answer);
+      return;
+    }
     this.timer ??= setInterval(() => {
       this.frame++;
       this.draw(false);
@@ -148,19 +230,37 @@ export class TtyTimelinePrinter implements TimelinePrinter {
   }
 
   finish(state: TimelineState): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    this.state = state;
-    this.draw(true);
-    this.out.write(outcome(timelineView(state, this.now()), this.paint));
+    const view = timelineView(state, this.now());
+    if (this.answer.started) {
+      if (!view.failed) this.answer.write(view.answer);
+    } else {
+      this.state = state;
+      this.stopBlock();
+    }
+    this.out.write(outcome(view, this.paint, this.answer.end()));
   }
 
-  /** One screen line: a wrapped line would break the cursor arithmetic of the redraw. */
+  interrupt(state: TimelineState): void {
+    if (!this.answer.started) {
+      this.state = state;
+      this.stopBlock();
+    }
+    this.answer.end();
+  }
+
+  /** The last draw: every row committed, the live block erased, the spinner stopped. */
+  private stopBlock(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.draw(true);
+  }
+
+  /** One screen line: a wrapped line would break the cursor arithmetic of the redraw. A cut line keeps its colours. */
   private fit(line: (paint: Paint) => string): string {
     // A pseudo-terminal without a window size reports 0 columns.
     const width = Math.max(20, this.out.columns || 100);
     const plain = line(noColor);
-    return plain.length < width ? line(this.paint) : `${plain.slice(0, width - 2)}…`;
+    return plain.length < width ? line(this.paint) : cutVisible(line(this.paint), width - 2);
   }
 
   private draw(final: boolean): void {

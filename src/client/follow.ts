@@ -152,6 +152,20 @@ function getTaskCall(options: FollowCommonOptions, taskId: string): HttpCall {
   return jsonRpcCall(options, method, { id: taskId }, 'application/json');
 }
 
+function cancelCall(options: FollowCommonOptions, taskId: string): HttpCall {
+  if (options.endpoint.binding === 'HTTP+JSON') {
+    return {
+      operation: 'CancelTask',
+      url: restUrl(options.endpoint, `/tasks/${encodeURIComponent(taskId)}:cancel`),
+      method: 'POST',
+      headers: { ...protocolHeaders(options, 'application/json'), 'Content-Type': 'application/json' },
+      body: '{}',
+    };
+  }
+  const method = options.endpoint.protocolVersion === '1.0' ? 'CancelTask' : 'tasks/cancel';
+  return jsonRpcCall(options, method, { id: taskId }, 'application/json');
+}
+
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -293,6 +307,23 @@ async function settledSnapshot(
   } catch {
     return undefined;
   }
+}
+
+export interface CancelTaskOptions extends Omit<FollowCommonOptions, 'retry' | 'idleTimeoutMs' | 'onReconnect' | 'now'> {
+  taskId: string;
+}
+
+/**
+ * Asks the server to cancel a task (`CancelTask`, 0.3 `tasks/cancel`, HTTP+JSON
+ * `POST /tasks/{id}:cancel`). Resolves with the task as the server returned it; a refusal
+ * (e.g. the task already ended) rejects with the server's error.
+ */
+export async function cancelTask(options: CancelTaskOptions): Promise<unknown> {
+  const doFetch: typeof fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const call = cancelCall(options, options.taskId);
+  const response = await request(doFetch, call, options.signal);
+  if (!response.ok) throw await httpFailure(call, response);
+  return unwrap(call, parseJson(call, await response.text(), 'a response'), options.endpoint.binding);
 }
 
 interface Start {

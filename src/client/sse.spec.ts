@@ -68,6 +68,29 @@ describe('SseParser', () => {
     expect(() => parseAll(['data: ' + 'y'.repeat(100)], 64)).toThrow(A2aClientError);
   });
 
+  it('reads a multi-MiB event fed in small chunks in linear time: each character is searched a bounded number of times', () => {
+    const size = 6 * 1024 * 1024;
+    const text = `id: 9\ndata: ${'x'.repeat(size)}\n\n`;
+    const chunks: string[] = [];
+    for (let at = 0; at < text.length; at += 16 * 1024) chunks.push(text.slice(at, at + 16 * 1024));
+    // Every search for a line end goes through indexOf: count the characters each one may scan.
+    let scanned = 0;
+    const indexOf = String.prototype.indexOf;
+    const spy = jest.spyOn(String.prototype, 'indexOf').mockImplementation(function (this: string, search: string, from?: number) {
+      scanned += this.length - (from ?? 0);
+      return indexOf.call(this, search, from);
+    });
+    let out: SseMessage[];
+    try {
+      out = parseAll(chunks);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(out).toEqual([{ id: '9', event: 'message', data: 'x'.repeat(size) }]);
+    // A parser that rescanned its buffer on every chunk would scan about size²/(2 × 16 KiB): 1.2e9 here.
+    expect(scanned).toBeLessThan(8 * text.length);
+  });
+
   it('gives the same events however the stream is chunked (CRLF split across chunks included)', () => {
     const text = 'id: 1\r\ndata: {"x":1}\r\n\r\n: ping\r\nid: 2\r\ndata: a\r\ndata: b\r\n\r\nid: 3\rdata: é✓\r\r';
     const whole = parseAll([text]);

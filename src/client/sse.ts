@@ -1,10 +1,10 @@
 /**
- * An incremental `text/event-stream` parser following the WHATWG "event stream interpretation"
- * rules: lines end in CR, LF or CRLF (also split across chunks); `data:` lines join with "\n";
- * one leading space after the colon is dropped; comment lines (`:`) are skipped; the last
- * event id persists until changed; an event dispatches on a blank line when it has data.
- * One event may not exceed `maxEventLength` characters, which bounds memory against a hostile server.
+ * An incremental `text/event-stream` parser: eventsource-parser (the WHATWG "event stream
+ * interpretation" rules; each chunk is scanned once, so a large event costs linear time) with
+ * what the client needs on top: the last event id persists until changed, as in EventSource;
+ * one event may not exceed `maxEventLength` characters, which bounds memory against a hostile server.
  */
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { A2aClientError } from './errors';
 
 /** 8 MiB of text: far above any frame (the server caps args/results at 16 KiB each). */
@@ -21,94 +21,53 @@ export interface SseMessage {
 }
 
 export class SseParser {
-  private buffer = '';
-  private sawCr = false;
-  private data: string[] = [];
-  private eventType = '';
+  private readonly parser: EventSourceParser;
   private lastEventId: string | undefined;
   private retry: number | undefined;
+  private overflow = false;
   private started = false;
-  private eventLength = 0;
+  private endsInCr = false;
 
   constructor(
     private readonly onMessage: (message: SseMessage) => void,
     private readonly maxEventLength = DEFAULT_MAX_SSE_EVENT_LENGTH,
-  ) {}
+  ) {
+    this.parser = createParser({
+      onEvent: (event) => this.dispatch(event),
+      onRetry: (ms) => (this.retry = ms),
+      onError: (error) => {
+        // Unknown fields and bad retry values are ignored, per spec; only the size limit stops the stream.
+        if (error.type === 'max-buffer-size-exceeded') this.overflow = true;
+      },
+      maxBufferSize: maxEventLength,
+    });
+  }
 
   /** Feeds a decoded chunk; dispatches every event it completes. */
   push(chunk: string): void {
-    let text = chunk;
-    if (!this.started && text.length > 0) {
-      this.started = true;
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    }
-    // A CR that ended the previous chunk already ended a line: skip the LF of its CRLF.
-    if (this.sawCr && text.startsWith('\n')) text = text.slice(1);
-    this.sawCr = false;
-    this.buffer += text;
-    let start = 0;
-    for (let i = 0; i < this.buffer.length; i++) {
-      const c = this.buffer[i];
-      if (c !== '\n' && c !== '\r') continue;
-      this.line(this.buffer.slice(start, i));
-      if (c === '\r') {
-        if (i + 1 === this.buffer.length) this.sawCr = true;
-        else if (this.buffer[i + 1] === '\n') i++;
-      }
-      start = i + 1;
-    }
-    this.buffer = this.buffer.slice(start);
-    if (this.eventLength + this.buffer.length > this.maxEventLength) {
-      throw new A2aClientError(`an SSE event exceeds ${this.maxEventLength} characters`);
-    }
+    if (chunk === '') return;
+    // A text chunk may carry the BOM itself (TextDecoder strips it from bytes).
+    if (!this.started) chunk = chunk.charCodeAt(0) === 0xfeff ? chunk.slice(1) : chunk;
+    this.started = true;
+    this.endsInCr = chunk.endsWith('\r');
+    this.parser.feed(chunk);
+    if (this.overflow) throw new A2aClientError(`an SSE event exceeds ${this.maxEventLength} characters`);
   }
 
   /** The stream ended: an incomplete event (no blank line after it) is discarded, as the spec says. */
   end(): void {
-    this.buffer = '';
-    this.data = [];
-    this.eventLength = 0;
-    this.eventType = '';
+    // A CR that ended the stream ended its line (the parser waits to see whether LF follows).
+    if (this.endsInCr) this.parser.feed('\n');
+    this.parser.reset();
+    this.started = false;
+    this.endsInCr = false;
   }
 
-  private line(line: string): void {
-    if (line === '') return this.dispatch();
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    switch (field) {
-      case 'data':
-        this.data.push(value);
-        this.eventLength += value.length + 1;
-        break;
-      case 'event':
-        this.eventType = value;
-        break;
-      case 'id':
-        if (!value.includes('\0')) this.lastEventId = value === '' ? undefined : value;
-        break;
-      case 'retry':
-        if (/^\d+$/.test(value)) this.retry = Number(value);
-        break;
-      default:
-        // unknown fields are ignored, per spec
-        break;
-    }
-  }
-
-  private dispatch(): void {
-    if (this.data.length === 0) {
-      this.eventType = '';
-      return;
-    }
-    const message: SseMessage = { event: this.eventType || 'message', data: this.data.join('\n') };
+  private dispatch(event: EventSourceMessage): void {
+    if (event.id !== undefined) this.lastEventId = event.id === '' ? undefined : event.id;
+    const message: SseMessage = { event: event.event || 'message', data: event.data };
     if (this.lastEventId !== undefined) message.id = this.lastEventId;
     if (this.retry !== undefined) message.retry = this.retry;
-    this.data = [];
-    this.eventLength = 0;
-    this.eventType = '';
     this.onMessage(message);
   }
 }

@@ -98,6 +98,11 @@ export function textOfParts(parts: unknown): string | undefined {
   return texts.length > 0 ? texts.join('') : undefined;
 }
 
+/** Whether the parts hold any text part, even an empty one (an empty answer piece clears the answer). */
+export function hasTextPart(parts: unknown): boolean {
+  return Array.isArray(parts) && parts.some((part) => partText(part) !== undefined);
+}
+
 function readStatus(raw: unknown): StreamStatus | string {
   if (!isRecord(raw)) return 'status is missing';
   const state = typeof raw.state === 'string' ? STATE_BY_WIRE_NAME[raw.state] : undefined;

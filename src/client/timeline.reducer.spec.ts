@@ -5,6 +5,7 @@ import { CONTEXT_ID, TASK_ID, demoRun, events03, events10, type Step } from './f
 import {
   initialTimelineState,
   reduceTimeline,
+  settleTimeline,
   type TimelineInput,
   type TimelineState,
   type ToolCallEntry,
@@ -368,4 +369,40 @@ it('the in-memory SDK Part emitted by the contract is read too (task snapshot bu
   expect(entries(reduceTimeline(initialTimelineState, { data: snapshot, receivedAt: 3 }))).toEqual([
     { ...frame, phase: 'failed', startSeen: false, endedAt: 3 },
   ]);
+});
+
+describe('the streamed answer and tasks that end with tools still running', () => {
+  const piece = (text: string, append: boolean, lastChunk = false): unknown => ({
+    artifactUpdate: { taskId: TASK_ID, artifact: { artifactId: 'answer', name: 'answer', parts: [{ text }] }, append, lastChunk },
+  });
+  const started = (toolCallId: string): unknown => frameEvent({ toolCallId, name: 'slow', phase: 'started', timestamp: at(100) });
+
+  it('grows the answer piece by piece, and an empty piece that does not append withdraws it', () => {
+    const states: TimelineState[] = [];
+    let state = initialTimelineState;
+    for (const input of inputs([piece('Let me ', false), piece('check.', true), piece('', false), piece('It is ', false), piece('sunny.', true, true)])) {
+      state = reduceTimeline(state, input);
+      states.push(state);
+    }
+    expect(states.map((s) => s.answer)).toEqual(['Let me ', 'Let me check.', undefined, 'It is ', 'It is sunny.']);
+  });
+
+  it('fails every running tool with the reason when the task is canceled, and says so once', () => {
+    const state = run(inputs([started('a'), started('b'), { statusUpdate: { taskId: TASK_ID, status: { state: 'TASK_STATE_CANCELED', message: { parts: [{ text: 'stopped by the user' }] } } } }]));
+    expect(entries(state).map((e) => [e.toolCallId, e.phase, e.error])).toEqual([
+      ['a', 'failed', 'stopped by the user'],
+      ['b', 'failed', 'stopped by the user'],
+    ]);
+    expect(state.done).toBe(true);
+    expect(entries(state).every((e) => e.endedAt !== undefined && e.durationMs !== undefined)).toBe(true);
+  });
+
+  it('settles on the client\'s word (not found after a restart, connection given up), once', () => {
+    const running = run(inputs([started('a')]));
+    // The client's clock: the frame came at RECEIVED, 4.9 s before the client gave up.
+    const settled = settleTimeline(running, 'SubscribeToTask failed: task not found', RECEIVED + 4900);
+    expect(entries(settled)).toMatchObject([{ phase: 'failed', error: 'SubscribeToTask failed: task not found', durationMs: 4900 }]);
+    expect(settled.done).toBe(true);
+    expect(settleTimeline(settled, 'again', RECEIVED + 9000)).toBe(settled);
+  });
 });

@@ -11,6 +11,7 @@ import {
 } from '../extensions/tool-call-v1';
 import {
   isSettledPhase,
+  hasTextPart,
   isTerminalPhase,
   readStreamEvent,
   textOfParts,
@@ -217,7 +218,7 @@ function applyArtifact(state: TimelineState, artifact: StreamArtifact, receivedA
       ? applyFrame(next, v.frame, receivedAt)
       : withProblem(next, `artifact ${artifact.artifactId}: invalid tool-call-v1 frame: ${v.reason}`);
   }
-  const text = textOfParts(otherParts);
+  const text = textOfParts(otherParts) ?? (hasTextPart(otherParts) ? '' : undefined);
   if (text === undefined) return next;
   const before = next.artifacts.get(artifact.artifactId);
   const after = artifact.append && before !== undefined ? before + text : text;
@@ -226,7 +227,7 @@ function applyArtifact(state: TimelineState, artifact: StreamArtifact, receivedA
   return { ...next, artifacts, answer: joinAnswer(artifacts) };
 }
 
-function applyStatus(state: TimelineState, status: StreamStatus): TimelineState {
+function applyStatus(state: TimelineState, status: StreamStatus, receivedAt: number): TimelineState {
   // A terminal task stays terminal: a late or replayed older status must not revive it.
   if (isTerminalPhase(state.taskState) && !isTerminalPhase(status.state)) return state;
   const next: TimelineState = { ...state, taskState: status.state, done: state.done || isSettledPhase(status.state) };
@@ -236,7 +237,27 @@ function applyStatus(state: TimelineState, status: StreamStatus): TimelineState 
     // A server that answers in the final status message rather than in an artifact.
     if (status.state === 'completed' && next.artifacts.size === 0) next.answer = status.text;
   }
+  // A task that ended leaves no tool running, whatever frames went missing.
+  if (isTerminalPhase(status.state) && status.state !== 'completed') {
+    return settleTimeline(sameTimeline(state, next) ? state : next, status.text ?? `the task ${status.state}`, receivedAt);
+  }
   return sameTimeline(state, next) ? state : next;
+}
+
+/**
+ * The view's task ended (stopped, failed, canceled, gone after a server restart, connection
+ * given up): every tool still running fails with `reason`, so no spinner or timer outlives the
+ * task, and the timeline is done. Returns the same state when nothing was running and it was done.
+ */
+export function settleTimeline(state: TimelineState, reason: string, at: number): TimelineState {
+  // Tool times are on the producer's clock; `at` is the client's.
+  const endedAt = at - (state.clockOffsetMs ?? 0);
+  let tools = state.tools;
+  for (const entry of state.tools) {
+    if (entry.phase === 'running') tools = tools.set(withDuration({ ...entry, phase: 'failed', error: reason, endedAt: Math.max(endedAt, entry.startedAt ?? endedAt) }));
+  }
+  if (tools === state.tools && state.done) return state;
+  return { ...state, tools, done: true };
 }
 
 const STATUS_KEYS = ['taskState', 'done', 'narration', 'statusText', 'answer', 'taskId', 'contextId'] as const;
@@ -262,9 +283,9 @@ function applyEvent(state: TimelineState, event: StreamEvent, receivedAt: number
       // A snapshot (first event, or after a resubscribe): its artifacts replay through the
       // same idempotent path, so frames already seen change nothing.
       for (const artifact of event.artifacts) next = applyArtifact(next, { ...artifact, append: false }, receivedAt);
-      return event.status ? applyStatus(next, event.status) : next;
+      return event.status ? applyStatus(next, event.status, receivedAt) : next;
     case 'status':
-      return applyStatus(next, event.status);
+      return applyStatus(next, event.status, receivedAt);
     case 'artifact':
       return applyArtifact(next, event.artifact, receivedAt);
     case 'message': {

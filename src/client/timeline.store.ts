@@ -2,7 +2,7 @@
  * A minimal observable holder for the timeline: dispatch events, subscribe to changes, or hand
  * it a whole stream. Listeners hear only real changes (the reducer keeps identity otherwise).
  */
-import { initialTimelineState, reduceTimeline, type TimelineInput, type TimelineState } from './timeline.reducer';
+import { initialTimelineState, reduceTimeline, settleTimeline, type TimelineInput, type TimelineState } from './timeline.reducer';
 
 export type TimelineListener = (state: TimelineState) => void;
 
@@ -15,7 +15,10 @@ export class TimelineStore {
   }
 
   dispatch(input: TimelineInput): TimelineState {
-    const next = reduceTimeline(this.state, input);
+    return this.set(reduceTimeline(this.state, input));
+  }
+
+  private set(next: TimelineState): TimelineState {
     if (next !== this.state) {
       this.state = next;
       for (const listener of [...this.listeners]) listener(next);
@@ -29,6 +32,11 @@ export class TimelineStore {
     return () => {
       this.listeners.delete(listener);
     };
+  }
+
+  /** The task ended on the client's side (stopped, gone, connection given up): see settleTimeline. */
+  settle(reason: string, at = Date.now()): TimelineState {
+    return this.set(settleTimeline(this.state, reason, at));
   }
 
   /** Back to the empty timeline (a new question), telling listeners. */

@@ -83,15 +83,17 @@ describe('timeline view', () => {
     expect(names(overlapping, T0 + 60)).toEqual([['a', 'b', 'c'], ['d']]);
   });
 
-  it('marks a tool the task left behind as unfinished, and says why the task failed', () => {
+  it('fails the tools a failed task left running with its reason, stopping their clocks, and says why the task failed', () => {
     const events = events10().slice(0, 5);
     events.push({ statusUpdate: { taskId: TASK_ID, status: { state: 'TASK_STATE_FAILED', message: { parts: [{ text: 'model error' }] } } } });
-    const view = timelineView(run(events), T0 + 1000);
-    expect(view.rows.map((r) => [r.status, r.mark])).toEqual([
-      ['unfinished', '?'],
-      ['unfinished', '?'],
+    const state = run(events);
+    const view = timelineView(state, T0 + 1000);
+    expect(view.rows.map((r) => [r.status, r.mark, r.errorText])).toEqual([
+      ['failed', '✗', 'model error'],
+      ['failed', '✗', 'model error'],
     ]);
-    expect(view.rows[0].durationText).toBeUndefined();
+    // The clock stopped: a later render shows the same duration.
+    expect(timelineView(state, T0 + 60_000).rows.map((r) => r.durationText)).toEqual(view.rows.map((r) => r.durationText));
     expect(view).toMatchObject({ failed: true, failureText: 'model error', taskState: 'failed' });
   });
 });

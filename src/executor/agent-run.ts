@@ -7,7 +7,9 @@
  * `options.signal`), or silently on unsubscribe.
  */
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage } from '@langchain/core/messages';
+import { context } from '@opentelemetry/api';
 import type { Subscriber } from 'rxjs';
+import { withTaskId } from '../tracing';
 import { AnswerStream } from './answer/answer-stream';
 import type { MessagesAgent } from './agent/messages-agent';
 import type { ExecutorSettings } from './executor-module-options';
@@ -76,7 +78,8 @@ export class AgentRun {
     signal?.addEventListener('abort', this.onCancel, { once: true });
     const budget = this.settings.runTimeoutMs;
     if (budget !== undefined) this.timer = setTimeout(() => this.fail(`run timed out after ${budget} ms`), budget);
-    void this.consume(messages);
+    // The run's model and tool spans nest under the active span and name the task.
+    void context.with(withTaskId(context.active(), this.options.correlationId), () => this.consume(messages));
   }
 
   /** Unsubscribe: stop the graph and the tools, emit nothing more. */

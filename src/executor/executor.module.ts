@@ -4,6 +4,7 @@ import type { StructuredToolInterface } from '@langchain/core/tools';
 import type { MessagesAgent } from './agent/messages-agent';
 import { createToolAgent } from './agent/tool-agent';
 import { DeepAgentExecutor } from './deep-agent-executor.service';
+import { ExecutorBootLog } from './executor-boot-log';
 import { EXECUTOR_AGENT, EXECUTOR_CHAT_MODEL, EXECUTOR_TOOLS } from './executor.constants';
 import { ConfigurableExecutorModule, EXECUTOR_MODULE_OPTIONS } from './executor.module-definition';
 import { resolveExecutorSettings, type ExecutorModuleOptions } from './executor-module-options';
@@ -37,6 +38,7 @@ const providers: Provider[] = [
   },
   DeepAgentExecutor,
   { provide: AgentExecutor, useExisting: DeepAgentExecutor },
+  ExecutorBootLog,
 ];
 
 /**

@@ -1,32 +1,54 @@
-import { Controller, Get, HttpStatus, Res, type OnApplicationBootstrap } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import type { Response } from 'express';
-import { A2aDrainService } from '../a2a';
+import { Controller, Get, type OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult, type HealthIndicatorFunction } from '@nestjs/terminus';
+import { HEALTH_CONTRIBUTOR, type HealthContributor, type HealthProbe } from './health-contributor';
 
-type Health = { status: 'ok' } | { status: 'draining' };
+function isContributor(instance: unknown): instance is HealthContributor {
+  return typeof instance === 'object' && instance !== null && typeof (instance as Partial<HealthContributor>).checkHealth === 'function';
+}
 
-@Controller()
+/**
+ * `/healthz` (readiness: 503 while any check is down, e.g. while the A2A server drains for
+ * shutdown, so load balancers stop sending) and `/healthz/live` (liveness), answered by
+ * @nestjs/terminus from the checks the application's modules contribute.
+ */
+@Controller('healthz')
 export class HealthController implements OnApplicationBootstrap {
-  private drain?: A2aDrainService;
+  private liveness: HealthIndicatorFunction[] = [];
+  private readiness: HealthIndicatorFunction[] = [];
 
-  constructor(private readonly moduleRef: ModuleRef) {}
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicator: HealthIndicatorService,
+    private readonly discovery: DiscoveryService,
+    private readonly reflector: Reflector,
+  ) {}
 
-  /** The A2A server is optional here: an app without it is healthy once it is up. */
   onApplicationBootstrap(): void {
-    try {
-      this.drain = this.moduleRef.get(A2aDrainService, { strict: false });
-    } catch {
-      this.drain = undefined;
+    const process: HealthIndicatorFunction = () => this.indicator.check('process').up({ uptimeSeconds: Math.round(globalThis.process.uptime()) });
+    this.liveness = [process];
+    this.readiness = [process];
+    for (const wrapper of this.discovery.getProviders()) {
+      const probe = wrapper.metatype ? this.reflector.get<HealthProbe | undefined>(HEALTH_CONTRIBUTOR, wrapper.metatype) : undefined;
+      const instance: unknown = wrapper.instance;
+      if (!probe || !isContributor(instance)) continue;
+      const check: HealthIndicatorFunction = async () => instance.checkHealth(this.indicator);
+      this.readiness.push(check);
+      if (probe === 'liveness') this.liveness.push(check);
     }
   }
 
-  /** 200 once the app is up; 503 while it drains for shutdown, so load balancers stop sending. */
-  @Get('healthz')
-  health(@Res({ passthrough: true }) res: Response): Health {
-    if (this.drain?.draining) {
-      res.status(HttpStatus.SERVICE_UNAVAILABLE);
-      return { status: 'draining' };
-    }
-    return { status: 'ok' };
+  /** Readiness: every contributed check. */
+  @Get()
+  @HealthCheck()
+  ready(): Promise<HealthCheckResult> {
+    return this.health.check(this.readiness);
+  }
+
+  /** Liveness: the checks that say the process works at all. */
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check(this.liveness);
   }
 }

@@ -11,17 +11,20 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
+import { injectTraceHeaders } from '../tracing/trace-context';
 
 export interface RemoteAgentConnection {
   client: Client;
   card: AgentCard;
 }
 
-/** `fetch` with these headers on every request (the caller's own headers win). */
+/**
+ * `fetch` with these headers on every request (the caller's own headers win), and the active
+ * trace context (`traceparent`), so the remote agent's spans join the delegating tool call's trace.
+ */
 export function fetchWithHeaders(headers: Readonly<Record<string, string>>, base: typeof fetch = fetch): typeof fetch {
-  if (Object.keys(headers).length === 0) return base;
   return (input, init) => {
-    const merged = new Headers(headers);
+    const merged = injectTraceHeaders(new Headers(headers));
     new Headers(init?.headers).forEach((value, key) => merged.set(key, value));
     return base(input, { ...init, headers: merged });
   };

@@ -3,7 +3,8 @@
  * agent-runtime.service.spec.ts uses a scripted fake: cancel must reach the tools' signals.
  */
 import { Test, type TestingModule } from '@nestjs/testing';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EventEmitter2 } from 'eventemitter2';
+import { RUNTIME_EMITTER } from './runtime.constants';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
@@ -79,7 +80,7 @@ describe('AgentRuntimeService over the real executor', () => {
     );
     const moduleRef = await boot(ExecutorModule.forRoot({ model: new PerRequestModel({}), tools }));
     const bus = moduleRef.get(AgentBus);
-    const emitter = moduleRef.get(EventEmitter2);
+    const emitter = moduleRef.get<EventEmitter2>(RUNTIME_EMITTER);
     const baseline = emitter.listenerCount();
     const runs = Array.from({ length: 200 }, (_, i) => collect(bus, `task-${i}`));
     runs.forEach((_, i) => bus.publishRequest({ correlationId: `task-${i}`, message: `use ${i}` }));

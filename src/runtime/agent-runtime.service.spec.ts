@@ -1,6 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { Module } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EventEmitter2 } from 'eventemitter2';
+import { RUNTIME_EMITTER } from './runtime.constants';
 import { AIMessage } from '@langchain/core/messages';
 import { Observable, Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from '../executor';
@@ -109,7 +110,7 @@ describe('AgentRuntimeService', () => {
     await moduleRef.init();
     bus = moduleRef.get(AgentBus);
     runtime = moduleRef.get(AgentRuntimeService);
-    emitter = moduleRef.get(EventEmitter2);
+    emitter = moduleRef.get<EventEmitter2>(RUNTIME_EMITTER);
     close = () => moduleRef.close();
   });
 

@@ -1,8 +1,10 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import type { Subscription } from 'rxjs';
+import { context } from '@opentelemetry/api';
+import { Subject, type Observable, type Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
 import { requireForRoot } from '../common/require-for-root';
+import { contextFromCarrier } from '../tracing';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
@@ -19,6 +21,16 @@ interface Run {
   settled: boolean;
   cancelReason?: string;
   cancelTimer?: NodeJS.Timeout;
+  /** Tools started and not yet ended: name and start time (performance.now()). */
+  openTools: Map<string, { name: string; startedAt: number }>;
+}
+
+/** One tool call of a run, ended: what metrics count. */
+export interface ToolCallOutcome {
+  name: string;
+  outcome: 'completed' | 'failed';
+  /** From its `started` frame to its terminal frame. */
+  seconds: number;
 }
 
 function toExecutorInput(request: SkillRequest): ExecutorInput {
@@ -36,10 +48,11 @@ function toExecutorInput(request: SkillRequest): ExecutorInput {
  * a failing publish, run or cancel never reaches another run.
  */
 @Injectable()
-export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
+export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AgentRuntimeService.name);
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
+  private readonly toolCalls = new Subject<ToolCallOutcome>();
   private readonly options: RuntimeModuleOptions;
 
   constructor(
@@ -70,9 +83,15 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  onModuleDestroy(): void {
+  /** Last in Nest's shutdown, after the A2A front's drain: whatever still runs is cancelled. */
+  onApplicationShutdown(): void {
     for (const sub of this.busSubscriptions) sub.unsubscribe();
     for (const id of [...this.runs.keys()]) this.cancel(id, 'server shutting down');
+  }
+
+  /** Every tool call that ends in a run of this runtime, as its terminal frame is published. */
+  toolCalls$(): Observable<ToolCallOutcome> {
+    return this.toolCalls.asObservable();
   }
 
   /** Number of runs not yet settled. */
@@ -95,14 +114,21 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
       this.logger.warn(`run ${correlationId} is already running: duplicate request ignored`);
       return false;
     }
-    const run: Run = { correlationId, abort: new AbortController(), settled: false };
+    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map() };
     this.runs.set(correlationId, run);
+    // The run continues the trace of the task's span, whichever process published the request.
+    context.with(contextFromCarrier(request.trace), () => this.subscribeRun(run, request));
+    return true;
+  }
+
+  private subscribeRun(run: Run, request: SkillRequest): void {
+    const { correlationId } = run;
     let events;
     try {
       events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal, metadata: request.metadata });
     } catch (err) {
       this.settle(run, { status: 'failed', error: errorMessage(err) });
-      return true;
+      return;
     }
     const subscription = events.subscribe({
       next: (event) => this.onEvent(run, event),
@@ -118,7 +144,6 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     // A run may settle synchronously, before subscribe() returns.
     if (run.settled) subscription.unsubscribe();
     else run.subscription = subscription;
-    return true;
   }
 
   /**
@@ -154,6 +179,7 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
       }
       case 'toolFrame':
         this.publish(run, 'toolframe', { frame: event.frame });
+        this.observeTool(run, event.frame);
         return;
       case 'answer':
         this.publish(run, 'answer', { text: event.text, append: event.append, last: event.last });
@@ -167,13 +193,32 @@ export class AgentRuntimeService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  private observeTool(run: Run, frame: { toolCallId: string; name: string; phase: string }): void {
+    if (frame.phase === 'started') {
+      run.openTools.set(frame.toolCallId, { name: frame.name, startedAt: performance.now() });
+      return;
+    }
+    const open = run.openTools.get(frame.toolCallId);
+    if (!open) return;
+    run.openTools.delete(frame.toolCallId);
+    if (!this.toolCalls.observed) return;
+    this.toolCalls.next({
+      name: open.name,
+      outcome: frame.phase === 'completed' ? 'completed' : 'failed',
+      seconds: (performance.now() - open.startedAt) / 1000,
+    });
+  }
+
   private settle(run: Run, reply: ReplyPayload): void {
     if (run.settled) return;
+    // Once per run, with its task id: a model that cannot be reached must show in the server log.
+    if (reply.status === 'failed') this.logger.warn(`task ${run.correlationId} failed: ${reply.error}`);
     this.publish(run, 'reply', reply);
     run.settled = true;
     if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
     run.subscription?.unsubscribe();
     clearTimeout(run.cancelTimer);
+    run.openTools.clear();
   }
 
   private publish<K extends TaskTopicKind>(run: Run, kind: K, payload: TaskTopicPayloads[K]): void {

@@ -1,5 +1,6 @@
 import { Test } from '@nestjs/testing';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EventEmitter2 } from 'eventemitter2';
+import { RUNTIME_EMITTER } from './runtime.constants';
 import { AgentBus } from './agent-bus';
 import { RuntimeModule } from './runtime.module';
 import { Module } from '@nestjs/common';
@@ -17,7 +18,7 @@ describe('EventEmitterAgentBus', () => {
       imports: [RuntimeModule.forRoot({ executor: NoExecutor, serveRequests: false })],
     }).compile();
     bus = moduleRef.get(AgentBus);
-    emitter = moduleRef.get(EventEmitter2);
+    emitter = moduleRef.get<EventEmitter2>(RUNTIME_EMITTER);
   });
 
   it('runs EventEmitter2 with wildcard off', () => {

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import { EventEmitter2 } from 'eventemitter2';
 import { Observable } from 'rxjs';
 import { AgentBus } from './agent-bus';
 import {
@@ -12,7 +12,7 @@ import {
   type TaskTopicPayloads,
 } from './runtime.topics';
 
-/** The default AgentBus: in-process topics on the @nestjs/event-emitter EventEmitter2. */
+/** The default AgentBus: in-process topics on an EventEmitter2 (RuntimeModule gives it one of its own). */
 @Injectable()
 export class EventEmitterAgentBus extends AgentBus {
   private readonly logger = new Logger(EventEmitterAgentBus.name);

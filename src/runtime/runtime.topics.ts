@@ -3,6 +3,7 @@
  * transport (a real broker) can carry them unchanged.
  */
 import type { ToolCallArtifactData } from '../extensions';
+import type { TraceCarrier } from '../tracing';
 
 /** Dispatch: run an agent for this correlationId. */
 export const SKILL_REQUEST_TOPIC = 'agent.skill.request';
@@ -31,6 +32,11 @@ export interface SkillRequest {
   contextId?: string;
   /** The request's metadata (A2A message metadata over the request's), handed to the run's tools. */
   metadata?: Record<string, unknown>;
+  /**
+   * The trace context of the task's span as plain strings (W3C `traceparent` / `tracestate`),
+   * which the run continues; absent when tracing is off.
+   */
+  trace?: TraceCarrier;
 }
 
 export interface SkillCancel {

@@ -3,6 +3,7 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { A2aModule, InMemoryTaskStore, TaskService, TaskStore, type A2aModuleOptions } from '../../src/a2a';
 import type { TaskRecord } from '../../src/a2a/task-record';
+import type { RedisTaskStore } from '../../src/a2a/store/redis-task-store';
 import { AgentBus, EventEmitterAgentBus } from '../../src/runtime';
 import { ScriptedWorker, type Script } from './scripted-worker';
 
@@ -21,7 +22,7 @@ export interface ScriptedA2aApp {
   bus: AgentBus;
   worker: ScriptedWorker;
   tasks: TaskService;
-  /** A task of the in-memory store as it is now (synchronous, for polling). */
+  /** A task this instance writes, as it is now (synchronous, for polling). */
   record(id: string): TaskRecord | undefined;
   close(): Promise<void>;
 }
@@ -40,7 +41,7 @@ export async function startScriptedA2aApp(script: Script, options: A2aModuleOpti
     bus,
     worker,
     tasks: app.get(TaskService),
-    record: (id) => (app.get(TaskStore) as InMemoryTaskStore).record(id),
+    record: (id) => (app.get(TaskStore) as InMemoryTaskStore | RedisTaskStore).record(id),
     close: async () => {
       worker.stop();
       await app.close();

@@ -8,7 +8,6 @@ import { TaskService } from '../task.service';
 import { InMemoryTaskStore } from '../store/in-memory-task-store';
 import { A2aDrainService } from './a2a-drain.service';
 import { DrainGuard } from './drain.guard';
-import { enableGracefulShutdown } from './graceful-shutdown';
 
 function message(text: string): Message {
   return {
@@ -34,7 +33,7 @@ describe('A2aDrainService', () => {
     tasks = new TaskService(bus, config, new InMemoryTaskStore(config));
     drain = new A2aDrainService(tasks, config);
   });
-  afterEach(() => tasks.onModuleDestroy());
+  afterEach(() => tasks.close());
 
   const start = (text: string) => tasks.start({ message: message(text), text, caller: undefined });
 
@@ -73,6 +72,25 @@ describe('A2aDrainService', () => {
     expect(drain.drain()).toBe(drain.drain());
   });
 
+  it('on a signal, Nest\'s beforeApplicationShutdown drains before the server closes', async () => {
+    const slow = await start('slow');
+    const stream = lastValueFrom(tasks.follow(slow, { toolFrames: true }).pipe(toArray()));
+    setTimeout(() => bus.publish('reply', slow.id, { status: 'completed', text: 'done' }), 20);
+    await drain.beforeApplicationShutdown('SIGTERM');
+    expect(drain.draining).toBe(true);
+    expect(slow.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect((await stream).pop()?.terminal).toBe(true);
+  });
+
+  it('on a plain close (no signal), does not wait: running tasks are cancelled at once', async () => {
+    const slow = await start('slow');
+    const stream = lastValueFrom(tasks.follow(slow, { toolFrames: true }).pipe(toArray()));
+    await drain.beforeApplicationShutdown();
+    expect(drain.draining).toBe(false);
+    const events = await stream;
+    expect(events[events.length - 1].json).toContain('the server is shutting down');
+  });
+
   it('is quick when nothing runs', async () => {
     const report = await drain.drain(60_000);
     expect(report).toMatchObject({ tasks: 0, finished: 0, cancelled: 0 });
@@ -80,34 +98,3 @@ describe('A2aDrainService', () => {
   });
 });
 
-describe('enableGracefulShutdown', () => {
-  function fakeApp(close: () => Promise<void>) {
-    const drain = { drain: jest.fn(() => Promise.resolve({})) };
-    return { app: { get: () => drain, close: jest.fn(close) }, drain };
-  }
-
-  it('on a signal: drains, closes the app, then exits 0; a second signal exits 1 at once', async () => {
-    const { app, drain } = fakeApp(() => Promise.resolve());
-    const exit = jest.fn();
-    const remove = enableGracefulShutdown(app as never, { signals: ['SIGUSR2'], exit });
-    process.emit('SIGUSR2', 'SIGUSR2');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(drain.drain).toHaveBeenCalledTimes(1);
-    expect(app.close).toHaveBeenCalledTimes(1);
-    expect(exit).toHaveBeenCalledWith(0);
-    process.emit('SIGUSR2', 'SIGUSR2');
-    expect(exit).toHaveBeenLastCalledWith(1);
-    remove();
-    expect(process.listenerCount('SIGUSR2')).toBe(0);
-  });
-
-  it('exits 1 when closing fails', async () => {
-    const { app } = fakeApp(() => Promise.reject(new Error('stuck')));
-    const exit = jest.fn();
-    const remove = enableGracefulShutdown(app as never, { signals: ['SIGUSR2'], exit });
-    process.emit('SIGUSR2', 'SIGUSR2');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(exit).toHaveBeenCalledWith(1);
-    remove();
-  });
-});

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { A2A_CONFIG } from '../a2a.constants';
 import type { A2aConfig } from '../a2a.module-definition';
 import type { WrittenTask } from '../store/task-store';
@@ -28,9 +28,14 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * (503, see DrainGuard); running tasks get `drainTimeoutMs` to finish, then are cancelled (their
  * open tools fail "cancelled"); each stream sends its task's final event and closes. Resolves
  * when that is done, so the application can close.
+ *
+ * Triggered through Nest's lifecycle: when the application closes on a signal
+ * (`app.enableShutdownHooks()`), `beforeApplicationShutdown` drains before the HTTP server
+ * closes. A plain `app.close()` does not wait: the tasks still running are cancelled at once.
+ * Signals are the application's business; this module installs no handlers.
  */
 @Injectable()
-export class A2aDrainService {
+export class A2aDrainService implements BeforeApplicationShutdown {
   private readonly logger = new Logger(A2aDrainService.name);
   private drained?: Promise<DrainReport>;
 
@@ -42,6 +47,11 @@ export class A2aDrainService {
 
   get draining(): boolean {
     return this.drained !== undefined;
+  }
+
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    if (signal !== undefined) await this.drain();
+    await this.tasks.close();
   }
 
   /** Starts the drain (once; later calls get the same result). */

@@ -40,6 +40,7 @@ export class InMemoryTaskStore extends TaskStore {
   private readonly finished = new Map<string, number>();
   private finishedBytes = 0;
   private clock = 0;
+  private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
 
   constructor(private readonly options: InMemoryTaskStoreOptions) {
@@ -127,6 +128,19 @@ export class InMemoryTaskStore extends TaskStore {
     this.claims.delete(taskId);
   }
 
+  requestCancel(id: string, reason: string): Promise<void> {
+    this.cancelHandler?.(id, reason);
+    return Promise.resolve();
+  }
+
+  followersElsewhere(): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  onCancelRequest(handler: (id: string, reason: string) => void): void {
+    this.cancelHandler = handler;
+  }
+
   expire(id: string, afterMs: number): void {
     const task = this.tasks.get(id);
     if (!task) return;
@@ -151,9 +165,10 @@ export class InMemoryTaskStore extends TaskStore {
     return { tasks: this.finished.size, bytes: this.finishedBytes };
   }
 
-  close(): void {
+  close(): Promise<void> {
     for (const timer of this.expiries.values()) clearTimeout(timer);
     this.expiries.clear();
+    return Promise.resolve();
   }
 
   private evictOldestFinished(): void {

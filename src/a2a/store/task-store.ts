@@ -118,10 +118,19 @@ export abstract class TaskStore {
   abstract claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined>;
   /** Gives back a claim whose task was never created (its admission failed). */
   abstract releaseMessage(owner: CallerId, messageId: string, taskId: string): void;
+  /**
+   * Asks the instance that writes the task to cancel its run (another instance, in a shared
+   * store); that instance's `onCancelRequest` handler gets it.
+   */
+  abstract requestCancel(id: string, reason: string): Promise<void>;
+  /** Streams following the task through other instances (what a disconnect grace counts as a rejoin). */
+  abstract followersElsewhere(id: string): Promise<number>;
+  /** Registers the handler of cancel requests for tasks this instance writes. */
+  abstract onCancelRequest(handler: (id: string, reason: string) => void): void;
   /** Forgets a terminal task after `afterMs` (its events, snapshot, listing and turn). */
   abstract expire(id: string, afterMs: number): void;
   /** Tasks this instance holds (running, or finished and not yet expired). */
   abstract size(): number;
-  /** Stops timers; the tasks still running are the caller's to cancel first. */
-  abstract close(): void;
+  /** Stores what is still pending and stops; the tasks still running are the caller's to cancel first. */
+  abstract close(): Promise<void>;
 }

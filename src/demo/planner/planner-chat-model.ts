@@ -2,7 +2,7 @@ import { OfflineToolModel, type OfflineToolModelOptions } from '../../executor/m
 import type { ToolOutcome } from '../../executor/models/offline-chat-model';
 import { parseToolRequest, type PlannedCall, type ToolSignature } from '../../executor/models/tool-request';
 import { composeAnswer, PLANNER_HELP } from './planner-answer';
-import { planToolCalls } from './planner-plan';
+import { planDelegation, planToolCalls } from './planner-plan';
 
 export type PlannerChatModelOptions = OfflineToolModelOptions;
 
@@ -21,7 +21,7 @@ export class PlannerChatModel extends OfflineToolModel {
   }
 
   protected override plan(request: string, tools: readonly ToolSignature[]): PlannedCall[] {
-    return parseToolRequest(request, tools) ?? planToolCalls(request, new Set(tools.map((t) => t.name)));
+    return planDelegation(request, tools) ?? parseToolRequest(request, tools) ?? planToolCalls(request, new Set(tools.map((t) => t.name)));
   }
 
   protected override answer(outcomes: readonly ToolOutcome[]): string {

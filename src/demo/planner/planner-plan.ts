@@ -3,7 +3,7 @@
  * to calls of the demo tools. A request that asks for several things ("weather in Paris and
  * the time in Tokyo") becomes several calls, which the agent then runs in parallel.
  */
-import type { PlannedCall } from '../../executor/models/tool-request';
+import type { PlannedCall, ToolSignature } from '../../executor/models/tool-request';
 import { CALCULATOR_TOOL } from '../tools/calculator.tool';
 import { EXPRESSION_NAMES } from '../tools/expression';
 import { findCity, CITY_NAMES } from '../tools/places';
@@ -163,6 +163,19 @@ function followUp(previous: PlannedCall, clause: string): PlannedCall | undefine
     default:
       return undefined;
   }
+}
+
+const DELEGATION = /^\s*ask\s+([A-Za-z][\w-]*)\s*(?::\s*|\s+)(\S[\s\S]*)$/i;
+
+/**
+ * "ask <agent>: <question>" (or without the colon) for a tool that takes a `question` (a remote
+ * agent): one call with the whole question, however many asks it holds, for that agent to plan.
+ */
+export function planDelegation(request: string, tools: readonly ToolSignature[]): PlannedCall[] | undefined {
+  const m = DELEGATION.exec(request);
+  if (!m) return undefined;
+  const tool = tools.find((t) => t.name.toLowerCase() === m[1].toLowerCase() && t.parameters.properties?.question !== undefined);
+  return tool ? [{ name: tool.name, args: { question: m[2].trim() } }] : undefined;
 }
 
 /** The tool calls a request asks for, in the order asked, restricted to the tools available. */

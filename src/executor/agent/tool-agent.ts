@@ -9,6 +9,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import type { MessagesAgent } from './messages-agent';
 import { withJsonSafeResult, withKnownArguments, withToolTimeout } from './tool-guards';
+import { describeModel, inModelSpan, withToolSpan } from './tool-spans';
 
 export interface ToolAgentOptions {
   /** Each tool call fails with "timed out after N ms" past this; unbounded when unset. */
@@ -102,7 +103,8 @@ export function assignToolCallIds<M extends { tool_calls?: ToolCall[] }>(
 /**
  * The default agent: a ReAct loop built from LangGraph's own parts (StateGraph over
  * MessagesAnnotation, ToolNode, toolsCondition): the model turn, then the requested tools in
- * parallel, until the model answers without tool calls.
+ * parallel, until the model answers without tool calls. Each model call and each tool call is
+ * an OpenTelemetry span (see tool-spans.ts).
  */
 export function createToolAgent(model: BaseChatModel, tools: StructuredToolInterface[], options: ToolAgentOptions = {}): MessagesAgent {
   if (typeof model.bindTools !== 'function') {
@@ -110,10 +112,13 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
   }
   const bound = model.bindTools(tools);
   const toolTimeoutMs = options.toolTimeoutMs;
-  const runnableTools = tools.map((t) => withKnownArguments(withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs))));
+  const runnableTools = tools.map((t) =>
+    withToolSpan(withKnownArguments(withJsonSafeResult(toolTimeoutMs === undefined ? t : withToolTimeout(t, toolTimeoutMs)))),
+  );
+  const described = describeModel(model);
 
   const callModel = async (state: typeof MessagesAnnotation.State, config: RunnableConfig) => {
-    const reply = await bound.invoke(state.messages, config);
+    const reply = await inModelSpan(described, () => bound.invoke(state.messages, config));
     // Servers that reuse one completion id would make the messages reducer overwrite the
     // earlier turn that has it; each turn must stay its own message.
     if (reply.id !== undefined && state.messages.some((m) => m.id === reply.id)) reply._updateId(`${reply.id}-${randomUUID()}`);

@@ -1,6 +1,7 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { chatModelFromEnv, DEFAULT_OPENAI_MODEL } from './chat-model-from-env';
 import { OfflineToolModel } from './offline-tool-model';
+import { describeChatModel } from './openai-compatible';
 
 describe('chatModelFromEnv', () => {
   it('is the offline tool model without OpenAI settings', () => {
@@ -19,6 +20,18 @@ describe('chatModelFromEnv', () => {
     expect(model).toBeInstanceOf(ChatOpenAI);
     expect(model.model).toBe('local-llama');
     expect(model.clientConfig.baseURL).toBe('http://127.0.0.1:9/v1');
+  });
+
+  it.each(['not-a-url', 'ftp://host/v1', '127.0.0.1:8080/v1'])('refuses OPENAI_BASE_URL=%s at once, naming the variable', (value) => {
+    expect(() => chatModelFromEnv({ OPENAI_BASE_URL: value })).toThrow(`OPENAI_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, got "${value}"`);
+  });
+
+  it('is described for the boot log by kind, name and endpoint, never by key', () => {
+    expect(describeChatModel(chatModelFromEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/', OPENAI_API_KEY: 'sk-secret', MODEL: 'llama3' }))).toBe(
+      'OpenAI-compatible model "llama3" at http://127.0.0.1:9/v1',
+    );
+    expect(describeChatModel(chatModelFromEnv({ OPENAI_API_KEY: 'sk-secret' }))).toBe(`OpenAI-compatible model "${DEFAULT_OPENAI_MODEL}" at https://api.openai.com/v1`);
+    expect(describeChatModel(chatModelFromEnv({}))).toBe('offline model OfflineToolModel (no network, no key)');
   });
 
   it('defaults the model name when only a key is set', () => {

@@ -6,6 +6,7 @@
  */
 import {
   TimelineStore,
+  cancelTask,
   discoverAgent,
   errorMessage,
   followMessage,
@@ -124,9 +125,16 @@ async function ask(question: string): Promise<void> {
       show(ui.connection, undefined);
       store.dispatch(input);
     }
+    // A stream that ended before the task did leaves nothing running in the view.
+    if (current === controller) store.settle('the stream ended before the task did');
   } catch (err) {
-    if (!controller.signal.aborted) show(ui.error, errorMessage(err));
-    else if (current === controller) show(ui.error, 'Stopped.');
+    if (!controller.signal.aborted) {
+      show(ui.error, errorMessage(err));
+      store.settle(errorMessage(err));
+    } else if (current === controller) {
+      show(ui.error, 'Stopped.');
+      store.settle('stopped');
+    }
   } finally {
     if (current === controller) {
       current = undefined;
@@ -134,6 +142,22 @@ async function ask(question: string): Promise<void> {
       show(ui.connection, undefined);
     }
     scheduleRender();
+  }
+}
+
+/** Stop: the server cancels the task (its run and tools), then the page drops the stream. */
+async function stop(): Promise<void> {
+  const controller = current;
+  if (!controller) return;
+  ui.stop.disabled = true;
+  const taskId = store.getState().taskId;
+  try {
+    if (taskId) await cancelTask({ endpoint: (await findAgent()).endpoint, taskId });
+  } catch {
+    // The task may have ended meanwhile, or the server be gone: dropping the stream is all that is left.
+  } finally {
+    ui.stop.disabled = false;
+    controller.abort();
   }
 }
 
@@ -156,7 +180,7 @@ function start(): void {
     const question = ui.question.value.trim();
     if (question) void ask(question);
   });
-  ui.stop.addEventListener('click', () => current?.abort());
+  ui.stop.addEventListener('click', () => void stop());
   findAgent().catch((err: unknown) => show(ui.agent, `Agent card unavailable: ${errorMessage(err)}`));
   ui.question.focus();
 }

@@ -1,5 +1,5 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
-import { A2aDrainService } from './a2a-drain.service';
+import { A2aDrainService } from '../a2a/shutdown/a2a-drain.service';
 
 export interface GracefulShutdownOptions {
   /** Default SIGTERM and SIGINT. A second signal during the drain exits at once, with code 1. */
@@ -9,10 +9,12 @@ export interface GracefulShutdownOptions {
 }
 
 /**
+ * The demo app's choice of signal handling (a library leaves signals to the application).
  * Shutdown on a signal, in order: A2aDrainService.drain() (new requests refused with 503, running
  * tasks finished or cancelled within `drainTimeoutMs`, their streams closed after the final
- * event), then `app.close()` (Nest's shutdown hooks), then exit 0 (1 if closing failed). Use it
- * instead of `app.enableShutdownHooks()`, which closes at once and re-raises the signal.
+ * event), then `app.close()` (Nest's shutdown hooks), then exit 0 (1 if closing failed). A host
+ * can use `app.enableShutdownHooks()` instead: A2aModule drains in beforeApplicationShutdown
+ * alike, and Nest then re-raises the signal.
  * Returns the function that removes the signal listeners.
  */
 export function enableGracefulShutdown(app: INestApplicationContext, options: GracefulShutdownOptions = {}): () => void {

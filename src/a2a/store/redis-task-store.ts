@@ -1,0 +1,599 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { Task, TaskState, taskStateFromJSON, taskStateToJSON, type Task as TaskType } from '@a2a-js/sdk';
+import type Redis from 'ioredis';
+import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
+import { TaskEvent } from '../task-event';
+import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
+import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
+
+export interface RedisTaskStoreOptions {
+  /** The connection for commands; the store duplicates it once for its subscriptions. */
+  redis: Redis;
+  /** Prefix of every key and channel (default `toolstream:`). */
+  keyPrefix?: string;
+  maxEventsPerTask: number;
+  maxFinishedToolsPerTask: number;
+  /**
+   * How long a running task's keys live in Redis without an append (default 24 h): the keys of a
+   * task whose instance died go away on their own. A finished task's keys live taskTtlMs.
+   */
+  runningTtlMs?: number;
+  /** Close `redis` with the store (it was opened for it). */
+  ownsConnection?: boolean;
+}
+
+/** How long a follower count outlives its last change (a dead instance's count goes away). */
+const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
+
+const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
+
+/** Events a follower reads per XRANGE. */
+const READ_BATCH = 512;
+
+/**
+ * Appends a batch of events if the caller still holds the task's lease, and updates the task's
+ * head, snapshot and listing in the same step; then tells followers (PUBLISH the last seq).
+ * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
+ * snapshot, answer ('' = none), channel, owner index member, time to live while running, then
+ * (seq, flags, json) per event.
+ */
+const APPEND_SCRIPT = `
+if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then return 0 end
+for i = 11, #ARGV, 3 do
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', ARGV[5], 'snapshot', ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+redis.call('PEXPIRE', KEYS[2], ARGV[10])
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
+redis.call('PUBLISH', ARGV[8], ARGV[5] .. ' ' .. ARGV[3])
+return 1
+`;
+
+interface Head {
+  id: string;
+  contextId: string;
+  owner: CallerId;
+  state: TaskState;
+  statusTime: number;
+  lastSeq: number;
+  firstSeq: number;
+  snapshot: TaskType;
+}
+
+/**
+ * The shared task store on Redis. Per task: a hash (head, bounded snapshot, writer's lease), a
+ * Redis Stream of its events whose entry ids are `<seq>-1` (so the SSE id is the stream id and a
+ * resume is one XRANGE), a per-owner sorted set by status time (ListTasks) and a per-owner list
+ * per conversation. The writer appends in batches, one script call per event-loop turn, which
+ * checks its lease atomically; readers on any instance follow a task through a PUBLISH per batch.
+ */
+export class RedisTaskStore extends TaskStore {
+  private readonly logger = new Logger(RedisTaskStore.name);
+  private readonly prefix: string;
+  /** Message claims (see claimMessage) of the tasks this instance created, to expire with them. */
+  private readonly claims = new Map<string, string>();
+  private readonly subscriber: Redis;
+  /** Tasks written here (until they expire here), by id. */
+  private readonly written = new Map<string, { record: TaskRecord; lease: string; pending: TaskEvent[]; flush?: NodeJS.Immediate }>();
+  /** Followed replicas by channel. */
+  private readonly watchers = new Map<string, Set<RedisTaskReplica>>();
+  /** Expiries on their way to Redis (close waits for them). */
+  private readonly pendingWork = new Set<Promise<void>>();
+  private cancelHandler?: (id: string, reason: string) => void;
+
+  constructor(private readonly options: RedisTaskStoreOptions) {
+    super();
+    this.prefix = options.keyPrefix ?? 'toolstream:';
+    options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+    this.subscriber = options.redis.duplicate();
+    this.subscriber.on('error', (err: Error) => this.logger.warn(`Redis subscriber: ${err.message}`));
+    this.subscriber.on('message', (channel: string, message: string) => this.notify(channel, message));
+    this.subscriber.subscribe(this.key('channel', 'cancel')).catch((err: unknown) => this.logger.warn(`subscribing to cancel requests failed: ${String(err)}`));
+  }
+
+  async requestCancel(id: string, reason: string): Promise<void> {
+    await unavailableIfDown(() => this.redis.publish(this.key('channel', 'cancel'), JSON.stringify({ id, reason })));
+  }
+
+  onCancelRequest(handler: (id: string, reason: string) => void): void {
+    this.cancelHandler = handler;
+  }
+
+  async followersElsewhere(id: string): Promise<number> {
+    return Number((await this.redis.get(this.key('followers', id))) ?? 0);
+  }
+
+  /** A replica's stream began (+1) or ended (-1): counted in Redis for the task's writer. */
+  countFollower(id: string, delta: 1 | -1): void {
+    const key = this.key('followers', id);
+    // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
+    this.redis
+      .multi()
+      .incrby(key, delta)
+      .pexpire(key, FOLLOWER_COUNT_TTL_MS)
+      .exec()
+      .catch(() => undefined);
+  }
+
+  get redis(): Redis {
+    return this.options.redis;
+  }
+
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message', ...parts: string[]): string {
+    return `${this.prefix}${kind}:${parts.join(':')}`;
+  }
+
+  create(init: NewTask): Promise<WrittenTask> {
+    return unavailableIfDown(() => this.createTask(init));
+  }
+
+  get(id: string): Promise<TaskView | undefined> {
+    return unavailableIfDown(() => this.getTask(id));
+  }
+
+  list(owner: CallerId, query: ListTasksQuery): Promise<TaskPage> {
+    return unavailableIfDown(() => this.listTasks(owner, query));
+  }
+
+  conversation(contextId: string, owner: CallerId): Promise<Conversation> {
+    return unavailableIfDown(() => this.readConversation(contextId, owner));
+  }
+
+  /** SET NX with the running task's TTL; `expire` shortens it to the task's retention. */
+  claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined> {
+    return unavailableIfDown(async () => {
+      const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
+      const set = await this.redis.set(key, taskId, 'PX', this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS, 'NX');
+      if (set === 'OK') {
+        this.claims.set(taskId, key);
+        return undefined;
+      }
+      return (await this.redis.get(key)) ?? undefined;
+    });
+  }
+
+  releaseMessage(owner: CallerId, messageId: string, taskId: string): void {
+    const key = this.claims.get(taskId);
+    if (!key) return;
+    this.claims.delete(taskId);
+    // Deleted only while it is still this task's claim.
+    this.redis
+      .eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, taskId)
+      .catch((err: unknown) => this.logger.warn(`releasing the claim of message ${messageId} failed: ${String(err)}`));
+  }
+
+  private async createTask(init: NewTask): Promise<WrittenTask> {
+    const lease = randomUUID();
+    const entry = { record: undefined as unknown as TaskRecord, lease, pending: [] as TaskEvent[], flush: undefined as NodeJS.Immediate | undefined };
+    const owner = ownerKey(init.owner);
+    const statusTime = Date.now();
+    await this.redis
+      .multi()
+      .hset(this.key('task', init.id), {
+        id: init.id,
+        contextId: init.contextId,
+        owner,
+        userText: init.text,
+        lease,
+        state: taskStateToJSON(TaskState.TASK_STATE_SUBMITTED),
+        statusTime: String(statusTime),
+        lastSeq: '0',
+      })
+      .pexpire(this.key('task', init.id), this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS)
+      .zadd(this.key('owner', owner), statusTime, init.id)
+      .rpush(this.key('context', owner, init.contextId), init.id)
+      .exec();
+    const record = new TaskRecord({
+      ...init,
+      maxEvents: this.options.maxEventsPerTask,
+      maxFinishedTools: this.options.maxFinishedToolsPerTask,
+      onEvent: (event) => this.enqueue(entry, event),
+    });
+    entry.record = record;
+    this.written.set(init.id, entry);
+    return record;
+  }
+
+  /** A task this instance writes, as it is now (tests, metrics). */
+  record(id: string): TaskRecord | undefined {
+    return this.written.get(id)?.record;
+  }
+
+  private async getTask(id: string): Promise<TaskView | undefined> {
+    const local = this.written.get(id);
+    if (local) return local.record;
+    const [[, hash], [, first]] = (await this.redis
+      .multi()
+      .hgetall(this.key('task', id))
+      .xrange(this.key('events', id), '-', '+', 'COUNT', 1)
+      .exec()) as [[unknown, Record<string, string>], [unknown, [string, string[]][]]];
+    const head = readHead(hash, first);
+    return head && new RedisTaskReplica(this, head);
+  }
+
+  /**
+   * The owner's index is a sorted set by status time: a page is one ZREVRANGEBYSCORE from the
+   * cursor (more only when filters skip tasks). Tasks that expired are dropped from it on the way.
+   */
+  private async listTasks(owner: CallerId, query: ListTasksQuery): Promise<TaskPage> {
+    const index = this.key('owner', ownerKey(owner));
+    const cursor = query.pageToken ? decodeCursor(query.pageToken) : undefined;
+    const batch = Math.max(query.pageSize + 1, 32);
+    const page: TaskView[] = [];
+    let offset = 0;
+    let more = false;
+    scan: for (;;) {
+      const raw = await this.redis.zrevrangebyscore(index, cursor ? String(cursor.statusTime) : '+inf', '-inf', 'WITHSCORES', 'LIMIT', offset, batch);
+      const members: { id: string; score: number }[] = [];
+      for (let i = 0; i < raw.length; i += 2) members.push({ id: raw[i], score: Number(raw[i + 1]) });
+      offset += members.length;
+      const heads = await this.heads(members.map((m) => m.id));
+      for (const [i, member] of members.entries()) {
+        // Ties come in reverse id order: those up to the cursor were on earlier pages.
+        if (cursor && member.score === cursor.statusTime && member.id >= cursor.id) continue;
+        const head = heads[i];
+        if (!head) {
+          await this.redis.zrem(index, member.id);
+          continue;
+        }
+        if (query.statusAfter !== undefined && head.statusTime <= query.statusAfter) break scan;
+        if (query.contextId !== undefined && head.contextId !== query.contextId) continue;
+        if (query.state !== undefined && head.state !== query.state) continue;
+        if (page.length === query.pageSize) {
+          more = true;
+          break scan;
+        }
+        page.push(new RedisTaskReplica(this, head));
+      }
+      if (members.length < batch) break;
+    }
+    const lastTask = page[page.length - 1];
+    const filtered = query.contextId !== undefined || query.state !== undefined || query.statusAfter !== undefined;
+    const totalSize = filtered ? await this.count(index, query) : await this.redis.zcard(index);
+    return { tasks: page, nextPageToken: more && lastTask ? encodeCursor(lastTask.statusTime, lastTask.id) : '', totalSize };
+  }
+
+  private async readConversation(contextId: string, owner: CallerId): Promise<Conversation> {
+    const ids = await this.redis.lrange(this.key('context', ownerKey(owner), contextId), 0, -1);
+    if (ids.length === 0) return { tasks: 0, turns: [] };
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hmget(this.key('task', id), 'userText', 'answer');
+    const rows = ((await pipeline.exec()) ?? []).map(([, row]) => row as (string | null)[]);
+    let tasks = 0;
+    const turns: Conversation['turns'] = [];
+    for (const [userText, answer] of rows) {
+      if (userText === null) continue;
+      tasks += 1;
+      if (answer !== null) turns.push({ role: 'user', text: userText }, { role: 'agent', text: answer });
+    }
+    return { tasks, turns };
+  }
+
+  expire(id: string, afterMs: number): void {
+    const entry = this.written.get(id);
+    const finish = async (): Promise<void> => {
+      if (entry) await this.flushNow(entry);
+      const owner = entry ? ownerKey(entry.record.owner) : undefined;
+      const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs);
+      // The message's claim lives as long as its task.
+      const claim = this.claims.get(id);
+      this.claims.delete(id);
+      if (claim) pipeline.pexpire(claim, afterMs);
+      // The conversation and the owner's listing live as long as their newest finished task.
+      if (entry && owner !== undefined) pipeline.pexpire(this.key('context', owner, entry.record.contextId), afterMs).pexpire(this.key('owner', owner), afterMs);
+      await pipeline.exec();
+    };
+    const work = finish()
+      .catch((err: unknown) => this.logger.error(`expiring task ${id} in Redis failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => {
+        this.written.delete(id);
+        this.pendingWork.delete(work);
+      });
+    this.pendingWork.add(work);
+  }
+
+  size(): number {
+    return this.written.size;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.pendingWork]);
+    await this.flushed().catch(() => undefined);
+    this.subscriber.disconnect();
+    if (this.options.ownsConnection) this.redis.disconnect();
+  }
+
+  /** Everything written so far has reached Redis (for tests and shutdown). */
+  async flushed(): Promise<void> {
+    await Promise.all([...this.written.values()].map((entry) => this.flushNow(entry)));
+  }
+
+  /** Events read from the task's stream after `after`, at most `count`. */
+  async read(id: string, after: number, count = READ_BATCH): Promise<TaskEvent[]> {
+    const entries = (await this.redis.xrange(this.key('events', id), `${after + 1}-1`, '+', 'COUNT', count)) as [string, string[]][];
+    return entries.map(([entryId, fields]) => {
+      const seq = Number(entryId.slice(0, entryId.indexOf('-')));
+      const flags = fields[1] ?? '';
+      return new TaskEvent(seq, fields[3] ?? 'null', flags.includes('t'), flags.includes('e'));
+    });
+  }
+
+  watch(replica: RedisTaskReplica): void {
+    const channel = this.key('channel', replica.id);
+    let set = this.watchers.get(channel);
+    if (!set) {
+      this.watchers.set(channel, (set = new Set()));
+      this.subscriber.subscribe(channel).catch((err: unknown) => this.logger.warn(`subscribing to ${channel} failed: ${String(err)}`));
+    }
+    set.add(replica);
+  }
+
+  unwatch(replica: RedisTaskReplica): void {
+    const channel = this.key('channel', replica.id);
+    const set = this.watchers.get(channel);
+    if (!set?.delete(replica) || set.size > 0) return;
+    this.watchers.delete(channel);
+    this.subscriber.unsubscribe(channel).catch(() => undefined);
+  }
+
+  private notify(channel: string, message: string): void {
+    if (channel === this.key('channel', 'cancel')) {
+      const request = parseCancel(message);
+      if (request && this.written.has(request.id)) this.cancelHandler?.(request.id, request.reason);
+      return;
+    }
+    const [seq, state] = message.split(' ');
+    for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state));
+  }
+
+  private enqueue(entry: { record: TaskRecord; pending: TaskEvent[]; flush?: NodeJS.Immediate; lease: string }, event: TaskEvent): void {
+    entry.pending.push(event);
+    entry.flush ??= setImmediate(() => void this.flushNow(entry));
+  }
+
+  /** Sends the pending events in one script call (the batch of one event-loop turn). */
+  private async flushNow(entry: { record: TaskRecord; pending: TaskEvent[]; flush?: NodeJS.Immediate; lease: string }): Promise<void> {
+    if (entry.flush) clearImmediate(entry.flush);
+    entry.flush = undefined;
+    if (entry.pending.length === 0) return;
+    const batch = entry.pending.splice(0);
+    const task = entry.record;
+    const args: (string | number)[] = [
+      entry.lease,
+      this.options.maxEventsPerTask,
+      taskStateToJSON(task.state),
+      task.statusTime,
+      batch[batch.length - 1].seq,
+      JSON.stringify(Task.toJSON(task.snapshot())),
+      task.answerText ?? '',
+      this.key('channel', task.id),
+      task.id,
+      this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
+    ];
+    for (const event of batch) args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
+    try {
+      const held = (await (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(
+        this.key('task', task.id),
+        this.key('events', task.id),
+        this.key('owner', ownerKey(task.owner)),
+        ...args,
+      )) as number;
+      if (held !== 1) this.logger.error(`task ${task.id}: the lease is held by another writer; ${batch.length} event(s) were not stored`);
+    } catch (err) {
+      this.logger.error(`task ${task.id}: storing ${batch.length} event(s) in Redis failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async heads(ids: string[]): Promise<(Head | undefined)[]> {
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.key('task', id)).xrange(this.key('events', id), '-', '+', 'COUNT', 1);
+    const results = (await pipeline.exec()) ?? [];
+    return ids.map((_, i) => readHead(results[2 * i][1] as Record<string, string>, results[2 * i + 1][1] as [string, string[]][]));
+  }
+
+  private async count(index: string, query: ListTasksQuery): Promise<number> {
+    const ids = await this.redis.zrevrangebyscore(index, '+inf', query.statusAfter === undefined ? '-inf' : `(${query.statusAfter}`);
+    const heads = await this.heads(ids);
+    return heads.filter(
+      (head) =>
+        head !== undefined &&
+        (query.contextId === undefined || head.contextId === query.contextId) &&
+        (query.state === undefined || head.state === query.state),
+    ).length;
+  }
+}
+
+/**
+ * A task as another instance reads it from Redis: the head and snapshot as loaded, then (once
+ * followed) its events from the stream, told of new ones by the writer's PUBLISH.
+ */
+export class RedisTaskReplica implements TaskView {
+  readonly id: string;
+  readonly contextId: string;
+  readonly owner: CallerId;
+  state: TaskState;
+  statusTime: number;
+  lastSeq: number;
+  private readonly firstSeq: number;
+  private readonly task: TaskType;
+  private readonly listeners = new Set<TaskListener>();
+  private readonly pumping = new Set<TaskListener>();
+  private readonly again = new Set<TaskListener>();
+  private readonly onSettled: (() => void)[] = [];
+  private settledPromise?: Promise<void>;
+
+  constructor(
+    private readonly store: RedisTaskStore,
+    head: Head,
+  ) {
+    this.id = head.id;
+    this.contextId = head.contextId;
+    this.owner = head.owner;
+    this.state = head.state;
+    this.statusTime = head.statusTime;
+    this.lastSeq = head.lastSeq;
+    this.firstSeq = head.firstSeq;
+    this.task = head.snapshot;
+  }
+
+  get isTerminal(): boolean {
+    return isTerminalState(this.state);
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  get settled(): Promise<void> {
+    this.settledPromise ??= new Promise((resolve) => this.whenSettled(resolve));
+    return this.settledPromise;
+  }
+
+  whenSettled(callback: () => void): void {
+    if (this.isTerminal) return callback();
+    this.onSettled.push(callback);
+    this.store.watch(this);
+  }
+
+  snapshot(options: SnapshotOptions = {}): TaskType {
+    const { historyLength, includeArtifacts = true } = options;
+    const history = historyLength === undefined ? this.task.history : historyLength === 0 ? [] : this.task.history.slice(-historyLength);
+    return { ...this.task, history, artifacts: includeArtifacts ? this.task.artifacts : [] };
+  }
+
+  retainsAfter(seq: number): boolean {
+    return seq >= this.firstSeq - 1;
+  }
+
+  follow(listener: TaskListener): () => void {
+    this.listeners.add(listener);
+    this.store.watch(this);
+    this.store.countFollower(this.id, 1);
+    void this.pump(listener);
+    let counted = true;
+    return () => {
+      this.listeners.delete(listener);
+      if (counted) this.store.countFollower(this.id, -1);
+      counted = false;
+      this.release();
+    };
+  }
+
+  resume(listener: TaskListener): void {
+    if (this.listeners.has(listener)) void this.pump(listener);
+  }
+
+  /** Redis trims by MAXLEN; a stream that starts late reads from what is retained. */
+  hold(): () => void {
+    return () => undefined;
+  }
+
+  /** The writer published up to `seq`. */
+  advance(seq: number, state: TaskState): void {
+    if (seq > this.lastSeq) this.lastSeq = seq;
+    this.state = state;
+    for (const listener of this.listeners) void this.pump(listener);
+    if (this.isTerminal) {
+      for (const callback of this.onSettled.splice(0)) callback();
+      this.release();
+    }
+  }
+
+  private release(): void {
+    if (this.listeners.size === 0 && this.onSettled.length === 0) this.store.unwatch(this);
+  }
+
+  /** Reads and hands over the events after the listener's cursor, while it is ready. */
+  private async pump(listener: TaskListener): Promise<void> {
+    if (this.pumping.has(listener)) {
+      this.again.add(listener);
+      return;
+    }
+    this.pumping.add(listener);
+    try {
+      do {
+        this.again.delete(listener);
+        while (this.listeners.has(listener) && listener.cursor < this.lastSeq) {
+          const events = await this.store.read(this.id, listener.cursor);
+          if (events.length === 0) break;
+          if (events[0].seq !== listener.cursor + 1) {
+            this.listeners.delete(listener);
+            listener.overrun();
+            return;
+          }
+          for (const event of events) {
+            if (!this.listeners.has(listener)) return;
+            if (listener.ready && !listener.ready()) return;
+            if (event.seq > this.lastSeq) this.lastSeq = event.seq;
+            listener.cursor = event.seq;
+            listener.push(event);
+          }
+        }
+      } while (this.again.has(listener));
+    } catch (err) {
+      if (this.listeners.delete(listener)) listener.overrun();
+      void err;
+    } finally {
+      this.pumping.delete(listener);
+    }
+  }
+}
+
+/** Seconds a client is told to wait while Redis is unreachable (Retry-After). */
+const REDIS_RETRY_AFTER_S = 2;
+
+/** A store call while Redis is unreachable: a clear 503 naming Redis, never a hang or a stack. */
+async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isKnownError(err)) throw err;
+    throw serviceUnavailable(`The task store (Redis) is unreachable: ${err instanceof Error ? err.message : String(err)}`, REDIS_RETRY_AFTER_S);
+  }
+}
+
+function parseCancel(message: string): { id: string; reason: string } | undefined {
+  try {
+    const parsed = JSON.parse(message) as { id?: unknown; reason?: unknown };
+    if (typeof parsed.id === 'string') return { id: parsed.id, reason: typeof parsed.reason === 'string' ? parsed.reason : 'cancelled' };
+  } catch {
+    // not ours: ignored below
+  }
+  return undefined;
+}
+
+function ownerKey(owner: CallerId): string {
+  return owner === undefined ? '-' : `c${owner}`;
+}
+
+function readHead(hash: Record<string, string> | null, first: [string, string[]][] | null): Head | undefined {
+  if (!hash || !hash.id || !hash.snapshot) return undefined;
+  const firstId = first?.[0]?.[0];
+  return {
+    id: hash.id,
+    contextId: hash.contextId,
+    owner: hash.owner === '-' ? undefined : hash.owner.slice(1),
+    state: taskStateFromJSON(hash.state),
+    statusTime: Number(hash.statusTime),
+    lastSeq: Number(hash.lastSeq),
+    firstSeq: firstId ? Number(firstId.slice(0, firstId.indexOf('-'))) : Number(hash.lastSeq) + 1,
+    snapshot: Task.fromJSON(JSON.parse(hash.snapshot)),
+  };
+}
+
+function encodeCursor(statusTime: number, id: string): string {
+  return Buffer.from(JSON.stringify([statusTime, id])).toString('base64url');
+}
+
+function decodeCursor(token: string): { statusTime: number; id: string } {
+  try {
+    const [statusTime, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
+    if (typeof statusTime === 'number' && typeof id === 'string') return { statusTime, id };
+  } catch {
+    // falls through to the error below
+  }
+  throw invalidParams([{ field: 'pageToken', description: 'is not a page token this server issued' }]);
+}

@@ -1,0 +1,2 @@
+export { HealthModule } from './health.module';
+export { ContributesHealth, HEALTH_CONTRIBUTOR, type HealthContributor, type HealthProbe } from './health-contributor';

@@ -1,0 +1,166 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { Subscription } from 'rxjs';
+import { TaskService, type A2aMetrics } from '../a2a';
+import { EXECUTOR_TOOLS } from '../executor';
+import { AgentRuntimeService, type ToolCallOutcome } from '../runtime';
+import type { MetricsSettings } from './interfaces/metrics-module-options.interface';
+import { METRICS_SETTINGS } from './metrics.constants';
+import { ToolLabels } from './tool-labels';
+
+/** Terminal task states, as `state` label values; each series exists from the start (at 0). */
+const TERMINAL_STATES = ['completed', 'failed', 'canceled', 'rejected'];
+const OUTCOMES: ToolCallOutcome['outcome'][] = ['completed', 'failed'];
+
+/**
+ * The toolstream metrics, in a prom-client registry of this module's own (unless the options
+ * name one). Read from the existing seams: the A2A side's TaskService.metrics() at scrape time,
+ * and each ended tool call from the runtime that ran it. Either side may be absent (an
+ * api-only or worker-only process): its metrics then stay at zero.
+ */
+@Injectable()
+export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(ToolstreamMetrics.name);
+  readonly registry: Registry;
+  private readonly owned: string[] = [];
+  private tasks?: TaskService;
+  private labels: ToolLabels;
+  private subscription?: Subscription;
+  private readonly toolCalls: Counter<'tool' | 'outcome'>;
+  private readonly toolDuration: Histogram<'tool' | 'outcome'>;
+
+  constructor(
+    @Inject(METRICS_SETTINGS) private readonly settings: MetricsSettings,
+    private readonly moduleRef: ModuleRef,
+  ) {
+    this.registry = settings.registry ?? new Registry();
+    this.labels = new ToolLabels(settings.toolNames);
+    const registers = [this.registry];
+    const a2a = (): A2aMetrics | undefined => this.tasks?.metrics();
+
+    this.toolCalls = this.own(
+      new Counter({ name: 'toolstream_tool_calls_total', help: 'Tool calls ended, by tool and outcome (completed or failed).', labelNames: ['tool', 'outcome'], registers }),
+    );
+    this.toolDuration = this.own(
+      new Histogram({
+        name: 'toolstream_tool_call_duration_seconds',
+        help: 'Duration of tool calls, from the started frame to the completed or failed frame.',
+        labelNames: ['tool', 'outcome'],
+        buckets: settings.toolDurationBuckets,
+        registers,
+      }),
+    );
+    this.own(
+      new Counter({
+        name: 'toolstream_tasks_total',
+        help: 'Tasks that reached a terminal state, by state.',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const finished = a2a()?.finishedTasks ?? {};
+          this.reset();
+          for (const state of new Set([...TERMINAL_STATES, ...Object.keys(finished)])) this.inc({ state }, finished[state] ?? 0);
+        },
+      }),
+    );
+    this.own(
+      new Gauge({
+        name: 'toolstream_open_streams',
+        help: 'Event streams open to clients.',
+        registers,
+        collect() {
+          this.set(a2a()?.openStreams ?? 0);
+        },
+      }),
+    );
+    this.own(
+      new Gauge({
+        name: 'toolstream_live_tasks',
+        help: 'Tasks not yet in a terminal state.',
+        registers,
+        collect() {
+          this.set(a2a()?.liveTasks ?? 0);
+        },
+      }),
+    );
+    this.own(
+      new Counter({
+        name: 'toolstream_frames_total',
+        help: 'tool-call-v1 frames accepted into tasks.',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(a2a()?.frames ?? 0);
+        },
+      }),
+    );
+    this.own(
+      new Counter({
+        name: 'toolstream_rejected_frames_total',
+        help: 'tool-call-v1 frames rejected by validation (logged, not forwarded).',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(a2a()?.rejectedFrames ?? 0);
+        },
+      }),
+    );
+    // A host registry may already hold them (prom-client refuses a metric name twice).
+    if (settings.defaultMetrics && !this.registry.getSingleMetric('process_cpu_user_seconds_total')) {
+      collectDefaultMetrics({ register: this.registry });
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    // The executor's tools are the label values (ExecutorModule is not global: looked up here).
+    const tools = this.find<StructuredToolInterface[]>(EXECUTOR_TOOLS) ?? [];
+    this.labels = new ToolLabels([...tools.map((tool) => tool.name), ...this.settings.toolNames]);
+    this.zeroToolSeries();
+    this.tasks = this.find(TaskService);
+    const runtime = this.find(AgentRuntimeService);
+    this.subscription = runtime?.toolCalls$().subscribe((call) => this.recordToolCall(call));
+  }
+
+  onModuleDestroy(): void {
+    this.subscription?.unsubscribe();
+    // A registry of the host's outlives this module: take back what was put in it.
+    if (this.settings.registry) for (const name of this.owned) this.registry.removeSingleMetric(name);
+  }
+
+  /** One ended tool call; its name becomes a label only if it is a registered tool's. */
+  recordToolCall(call: ToolCallOutcome): void {
+    const labels = { tool: this.labels.label(call.name), outcome: call.outcome };
+    this.toolCalls.inc(labels);
+    this.toolDuration.observe(labels, call.seconds);
+  }
+
+  /** The Prometheus text exposition of the registry. */
+  async exposition(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private zeroToolSeries(): void {
+    for (const tool of this.labels.values()) {
+      for (const outcome of OUTCOMES) {
+        this.toolCalls.inc({ tool, outcome }, 0);
+        this.toolDuration.zero({ tool, outcome });
+      }
+    }
+  }
+
+  private own<M extends Metric>(metric: M): M {
+    this.owned.push((metric as unknown as { name: string }).name);
+    return metric;
+  }
+
+  private find<T>(token: (abstract new (...args: never[]) => T) | symbol | string): T | undefined {
+    try {
+      return this.moduleRef.get<T>(token as symbol, { strict: false });
+    } catch {
+      this.logger.debug(`${String(typeof token === 'function' ? token.name : token)} is not in this application: its metrics stay at zero`);
+      return undefined;
+    }
+  }
+}

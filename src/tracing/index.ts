@@ -1,0 +1,12 @@
+export {
+  TRACER_NAME,
+  toolstreamTracer,
+  traceCarrier,
+  contextFromCarrier,
+  callerTraceContext,
+  injectTraceHeaders,
+  withTaskId,
+  activeTaskId,
+  type TraceCarrier,
+} from './trace-context';
+export * from './gen-ai';

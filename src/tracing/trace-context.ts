@@ -1,0 +1,95 @@
+/**
+ * Trace context for toolstream, on @opentelemetry/api alone: every call here is a no-op until the
+ * host registers an OpenTelemetry SDK (tracer provider, propagator, context manager).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  ROOT_CONTEXT,
+  context,
+  createContextKey,
+  propagation,
+  trace,
+  type Context,
+  type Tracer,
+} from '@opentelemetry/api';
+
+export const TRACER_NAME = 'toolstream';
+
+/** The tracer every toolstream span comes from (instrumentation scope `toolstream`). */
+export function toolstreamTracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
+
+/**
+ * A trace context as plain JSON (W3C `traceparent` / `tracestate` with the default propagator),
+ * so that any bus transport carries it unchanged inside a request payload.
+ */
+export type TraceCarrier = Record<string, string>;
+
+/** Largest carrier accepted from a bus payload: a traceparent is 55 bytes, a tracestate at most 512. */
+const MAX_CARRIER_ENTRIES = 8;
+const MAX_CARRIER_VALUE = 1024;
+
+/** The context as a carrier for a bus payload, or undefined when there is nothing to carry. */
+export function traceCarrier(from: Context = context.active()): TraceCarrier | undefined {
+  const carrier: TraceCarrier = {};
+  propagation.inject(from, carrier);
+  return Object.keys(carrier).length > 0 ? carrier : undefined;
+}
+
+/**
+ * The context a carrier from a bus payload names (the root context when it names none). The
+ * payload may come from another process: anything but a small object of strings is ignored.
+ */
+export function contextFromCarrier(carrier: unknown): Context {
+  if (typeof carrier !== 'object' || carrier === null || Array.isArray(carrier)) return ROOT_CONTEXT;
+  const entries = Object.entries(carrier as Record<string, unknown>);
+  if (entries.length === 0 || entries.length > MAX_CARRIER_ENTRIES) return ROOT_CONTEXT;
+  const clean: TraceCarrier = {};
+  for (const [key, value] of entries) {
+    if (typeof value !== 'string' || value.length > MAX_CARRIER_VALUE) return ROOT_CONTEXT;
+    clean[key] = value;
+  }
+  return propagation.extract(ROOT_CONTEXT, clean);
+}
+
+/**
+ * The caller's context for an incoming request: the active span when the host's HTTP
+ * instrumentation already made one for it, else the request's own `traceparent` / `tracestate`.
+ */
+export function callerTraceContext(headers: IncomingHttpHeaders): Context {
+  const active = context.active();
+  if (trace.getSpan(active)) return active;
+  return propagation.extract(active, headers, {
+    keys: (carrier) => Object.keys(carrier),
+    get: (carrier, key) => carrier[key.toLowerCase()],
+  });
+}
+
+/**
+ * Adds the active (or given) trace context to the headers of an outgoing request, so that the
+ * agent it calls continues the same trace (`traceparent`, `tracestate` with the default
+ * propagator). Returns the same headers object.
+ */
+export function injectTraceHeaders<H extends Record<string, string> | Headers>(headers: H, from: Context = context.active()): H {
+  propagation.inject(from, headers, {
+    set: (carrier, key, value) => {
+      if (carrier instanceof Headers) carrier.set(key, value);
+      else (carrier as Record<string, string>)[key] = value;
+    },
+  });
+  return headers;
+}
+
+const TASK_ID_KEY = createContextKey('toolstream.a2a.task.id');
+
+/** The context with the A2A task id a run belongs to, for the spans started inside it. */
+export function withTaskId(parent: Context, taskId: string): Context {
+  return parent.setValue(TASK_ID_KEY, taskId);
+}
+
+/** The A2A task id of the run the active context belongs to. */
+export function activeTaskId(from: Context = context.active()): string | undefined {
+  const value = from.getValue(TASK_ID_KEY);
+  return typeof value === 'string' ? value : undefined;
+}

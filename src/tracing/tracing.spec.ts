@@ -1,0 +1,179 @@
+import { context, propagation, trace, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { Observable } from 'rxjs';
+import { withToolSpan } from '../executor/agent/tool-spans';
+import { AgentExecutor, type ExecutorEvent } from '../executor';
+import { AgentRuntimeService, type AgentBus, type SkillRequest } from '../runtime';
+import { fetchWithHeaders } from '../remote-agents/remote-agent-client';
+import { activeTaskId, contextFromCarrier, injectTraceHeaders, toolstreamTracer, traceCarrier, withTaskId } from './trace-context';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const contextManager = new AsyncLocalStorageContextManager();
+
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+});
+
+afterAll(async () => {
+  await provider.shutdown();
+  trace.disable();
+  propagation.disable();
+  context.disable();
+});
+
+beforeEach(() => exporter.reset());
+
+describe('trace context as plain JSON', () => {
+  it('round-trips through a carrier: the continued context names the same trace and parent span', () => {
+    const span = toolstreamTracer().startSpan('task');
+    const carrier = traceCarrier(trace.setSpan(ROOT_CONTEXT, span));
+    expect(carrier).toEqual({ traceparent: `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01` });
+    const continued = trace.getSpanContext(contextFromCarrier(JSON.parse(JSON.stringify(carrier))));
+    expect(continued).toMatchObject({ traceId: span.spanContext().traceId, spanId: span.spanContext().spanId, isRemote: true });
+    span.end();
+  });
+
+  it('has nothing to carry without a span, and ignores carriers that are not small objects of strings', () => {
+    expect(traceCarrier(ROOT_CONTEXT)).toBeUndefined();
+    for (const bad of [undefined, null, 'traceparent', 42, [], { traceparent: 42 }, { traceparent: 'x'.repeat(5000) }, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v']))]) {
+      expect(trace.getSpanContext(contextFromCarrier(bad))).toBeUndefined();
+    }
+    expect(trace.getSpanContext(contextFromCarrier({ traceparent: 'not-a-traceparent' }))).toBeUndefined();
+  });
+
+  it('injects traceparent into outgoing headers, as a Headers object or a plain record', () => {
+    const span = toolstreamTracer().startSpan('tool');
+    const ctx = trace.setSpan(ROOT_CONTEXT, span);
+    const headers = context.with(ctx, () => injectTraceHeaders(new Headers({ 'content-type': 'application/json' })));
+    expect(headers.get('traceparent')).toBe(`00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`);
+    expect(injectTraceHeaders({ a: 'b' }, ctx)).toEqual({ a: 'b', traceparent: headers.get('traceparent') });
+    expect(injectTraceHeaders({}, ROOT_CONTEXT)).toEqual({});
+    span.end();
+  });
+
+  it('keeps the task id of a run in the context', () => {
+    expect(activeTaskId(withTaskId(ROOT_CONTEXT, 't-1'))).toBe('t-1');
+    expect(activeTaskId(ROOT_CONTEXT)).toBeUndefined();
+  });
+});
+
+describe('execute_tool spans', () => {
+  const weather = tool(async ({ city }: { city: string }) => ({ city, tempC: 18 }), {
+    name: 'weather',
+    description: 'weather',
+    schema: z.object({ city: z.string() }),
+  });
+  const broken = tool(
+    async () => {
+      throw new Error('no such city');
+    },
+    { name: 'broken', description: 'fails', schema: z.object({}) },
+  );
+
+  it('one span per call, under the active span, with the GenAI attributes and the task id; the body runs inside it', async () => {
+    let innerSpanId: string | undefined;
+    const spy = tool(
+      async () => {
+        innerSpanId = trace.getSpan(context.active())?.spanContext().spanId;
+        return 'ok';
+      },
+      { name: 'spy', description: 'spy', schema: z.object({}) },
+    );
+    const parent = toolstreamTracer().startSpan('invoke_agent test');
+    const ctx = withTaskId(trace.setSpan(ROOT_CONTEXT, parent), 'task-9');
+    await context.with(ctx, () => withToolSpan(weather).invoke({ type: 'tool_call', id: 'call_7', name: 'weather', args: { city: 'Paris' } }));
+    await context.with(ctx, () => withToolSpan(spy).invoke({ type: 'tool_call', id: 'call_8', name: 'spy', args: {} }));
+    parent.end();
+    const [span, spySpan] = exporter.getFinishedSpans().filter((s) => s.name.startsWith('execute_tool'));
+    expect(span.name).toBe('execute_tool weather');
+    expect(span.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+    expect(span.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'weather',
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.id': 'call_7',
+      'a2a.task.id': 'task-9',
+    });
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(innerSpanId).toBe(spySpan.spanContext().spanId);
+  });
+
+  it('error status with the tool message when the tool throws, and when its arguments do not fit its schema', async () => {
+    await expect(withToolSpan(broken).invoke({ type: 'tool_call', id: 'c1', name: 'broken', args: {} })).rejects.toThrow('no such city');
+    await expect(withToolSpan(weather).invoke({ type: 'tool_call', id: 'c2', name: 'weather', args: { city: 3 } })).rejects.toThrow();
+    const [thrown, badArgs] = exporter.getFinishedSpans();
+    expect(thrown.status).toEqual({ code: SpanStatusCode.ERROR, message: 'no such city' });
+    expect(thrown.attributes['error.type']).toBe('Error');
+    expect(thrown.events.map((e) => e.name)).toEqual(['exception']);
+    expect(badArgs.status.code).toBe(SpanStatusCode.ERROR);
+    expect(badArgs.status.message).toMatch(/did not match expected schema/);
+  });
+
+  it('the traced tool is the same tool: name, schema, result', async () => {
+    const traced = withToolSpan(weather);
+    expect(traced.name).toBe('weather');
+    expect(traced.schema).toBe(weather.schema);
+    await expect(traced.invoke({ city: 'Oslo' })).resolves.toEqual({ city: 'Oslo', tempC: 18 });
+  });
+});
+
+describe('the runtime continues the trace carried by the request', () => {
+  it('runs the executor inside the context of the request carrier, whatever context publishes it', async () => {
+    const seen: (string | undefined)[] = [];
+    class SpanningExecutor extends AgentExecutor {
+      run(): Observable<ExecutorEvent> {
+        return new Observable<ExecutorEvent>((sub) => {
+          const span = toolstreamTracer().startSpan('inside the run');
+          seen.push(span.spanContext().traceId);
+          span.end();
+          sub.next({ type: 'error', error: 'done' });
+          sub.complete();
+        });
+      }
+    }
+    const published: unknown[] = [];
+    const bus = { publish: (_kind: string, _id: string, payload: unknown) => published.push(payload) } as unknown as AgentBus;
+    const runtime = new AgentRuntimeService(bus, { narrate: () => '' } as never, { serveRequests: false }, new SpanningExecutor());
+    const task = toolstreamTracer().startSpan('invoke_agent test');
+    const request: SkillRequest = { correlationId: 'c-1', message: 'hi', trace: traceCarrier(trace.setSpan(ROOT_CONTEXT, task)) };
+    const unrelated = toolstreamTracer().startSpan('unrelated');
+    context.with(trace.setSpan(ROOT_CONTEXT, unrelated), () => runtime.start(JSON.parse(JSON.stringify(request)) as SkillRequest));
+    task.end();
+    unrelated.end();
+    const inner = exporter.getFinishedSpans().find((s) => s.name === 'inside the run');
+    expect(inner?.spanContext().traceId).toBe(task.spanContext().traceId);
+    expect(inner?.parentSpanContext?.spanId).toBe(task.spanContext().spanId);
+    expect(seen).toHaveLength(1);
+    expect(published).toEqual([{ status: 'failed', error: 'done' }]);
+  });
+});
+
+describe('requests to remote agents', () => {
+  it('carry the active span as traceparent, beside the configured headers and the call’s own', async () => {
+    const sent: Headers[] = [];
+    const fake = (async (_input: unknown, init?: RequestInit) => {
+      sent.push(new Headers(init?.headers));
+      return new Response('{}');
+    }) as typeof fetch;
+    const remoteFetch = fetchWithHeaders({ 'X-API-Key': 'k' }, fake);
+    const span = toolstreamTracer().startSpan('execute_tool remote');
+    await context.with(trace.setSpan(ROOT_CONTEXT, span), () => remoteFetch('http://agent.example/a2a', { headers: { 'content-type': 'application/json' } }));
+    await remoteFetch('http://agent.example/a2a');
+    span.end();
+    const first: Record<string, string> = {};
+    sent[0].forEach((value, key) => (first[key] = value));
+    expect(first).toEqual({
+      'x-api-key': 'k',
+      'content-type': 'application/json',
+      traceparent: `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`,
+    });
+    expect(sent[1].has('traceparent')).toBe(false);
+  });
+});

@@ -1,0 +1,175 @@
+import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
+import type { ScriptedRun } from './support/scripted-worker';
+import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
+import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { startRedis, type TestRedis } from './support/redis-server';
+
+/** Kind, id and (for a task) state of each event of a JSON-RPC 1.0 stream. */
+function summarise(messages: SseMessage[]): { id: number; kind: string; value: Record<string, unknown> }[] {
+  return messages.map((message) => {
+    const result = dataOf(message).result as Record<string, Record<string, unknown>>;
+    const kind = Object.keys(result)[0];
+    return { id: Number(message.id), kind, value: result[kind] };
+  });
+}
+
+/** The run the instance's worker has started (waits for it). */
+async function waitForRun(app: ScriptedA2aApp): Promise<ScriptedRun> {
+  await eventually(() => app.worker.runs.size > 0, 5_000, 'a run');
+  return [...app.worker.runs.values()][0];
+}
+
+async function json<T>(response: Response | Promise<Response>): Promise<T> {
+  return (await (await response).json()) as T;
+}
+
+/**
+ * Instances sharing tasks through one Redis: each a Nest app in this process with its own
+ * in-process bus (the run stays on the instance that started it) and the Redis task store.
+ */
+describe('tasks shared through Redis (e2e)', () => {
+  let redis: TestRedis;
+  const apps: ScriptedA2aApp[] = [];
+  const instance = async (script = manual, extra = {}): Promise<ScriptedA2aApp> => {
+    const app = await startScriptedA2aApp(script, { redis: { connection: redis.url, keyPrefix: 'e2e:' }, cancelOnDisconnect: false, ...extra });
+    apps.push(app);
+    return app;
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  it('a stream dropped on A resumes on B with Last-Event-ID: ids contiguous, nothing lost or doubled; GetTask and ListTasks on B', async () => {
+    const a = await instance();
+    const b = await instance();
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run: ScriptedRun = await runStarted;
+    run.progress('thinking');
+    for (let i = 0; i < 5; i++) {
+      run.started(`c${i}`, 'calculator', { i });
+      run.completed(`c${i}`, 'calculator', i);
+    }
+    const seenOnA: SseMessage[] = [];
+    for await (const message of readSse(response)) {
+      seenOnA.push(message);
+      if (seenOnA.length === 6) break;
+    }
+    abort.abort();
+    const taskId = summarise(seenOnA)[0].value.id as string;
+    const lastId = Number(seenOnA[seenOnA.length - 1].id);
+
+    // The run goes on while nobody listens; then B takes over the stream.
+    for (let i = 5; i < 300; i++) {
+      run.started(`c${i}`, 'calculator', { i });
+      run.completed(`c${i}`, 'calculator', i);
+    }
+    const resumed = rpc(b.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': String(lastId) } });
+    setTimeout(() => run.reply('ran 300 tools'), 50);
+    const onB = summarise(await collect(await resumed));
+    expect(onB.map((e) => e.id)).toEqual(Array.from({ length: onB.length }, (_, i) => lastId + 1 + i));
+    expect(onB[onB.length - 1].kind).toBe('statusUpdate');
+    expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+    // Task, thinking, 600 frames, answer, COMPLETED.
+    expect(onB[onB.length - 1].id).toBe(604);
+
+    const got = await json<{ result: { id: string; status: { state: string }; artifacts: unknown[] } }>(rpc(b.base, 'GetTask', { id: taskId }));
+    expect(got.result.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(got.result.artifacts.length).toBeLessThanOrEqual(101);
+    const listed = await json<{ result: { tasks: { id: string }[]; totalSize: number } }>(rpc(b.base, 'ListTasks', {}));
+    expect(listed.result.tasks.map((t) => t.id)).toContain(taskId);
+  });
+
+  it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
+    const a = await instance(slowTool);
+    const b = await instance();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('slow') });
+    const stream = collect(response);
+    const run = await waitForRun(a);
+    await eventually(() => (a.record(run.id)?.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
+    const cancelled = await json<{ result: { status: { state: string } } }>(rpc(b.base, 'CancelTask', { id: run.id }));
+    expect(cancelled.result.status.state).toBe('TASK_STATE_CANCELED');
+    const events = summarise(await stream);
+    expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_CANCELED');
+    expect(JSON.stringify(events[events.length - 2].value)).toContain('"phase":"failed","error":"cancelled"');
+    expect(a.worker.cancels).toEqual([{ correlationId: run.id, reason: 'cancelled by the client' }]);
+  });
+
+  it('cancelOnDisconnect counts a client that rejoins on another instance within the grace period', async () => {
+    const a = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
+    const b = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
+    const abort = new AbortController();
+    const started = a.worker.nextRun();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await started;
+    run.progress('thinking');
+    const first: SseMessage[] = [];
+    for await (const message of readSse(response)) {
+      first.push(message);
+      if (first.length === 2) break;
+    }
+    abort.abort();
+    const rejoined = collect(await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(a.worker.cancels).toEqual([]);
+    run.reply('still here');
+    const events = summarise(await rejoined);
+    expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('a second turn on another instance gets the conversation history', async () => {
+    const a = await instance(parallelWeatherAndClock);
+    const b = await instance(parallelWeatherAndClock);
+    const first = await json<{ result: { task: { id: string; contextId: string } } }>(rpc(a.base, 'SendMessage', { message: wireMessage('weather in Paris') }));
+    const next = b.worker.nextRun();
+    await json(rpc(b.base, 'SendMessage', { message: wireMessage('and in Rome?', { contextId: first.result.task.contextId }) }));
+    const run = await next;
+    expect(run.request.history).toEqual([
+      { role: 'user', text: 'weather in Paris' },
+      { role: 'agent', text: 'It is 18 °C and clear in Paris; in Tokyo it is 21:04.' },
+    ]);
+  });
+
+  it('finished tasks stay readable after every instance restarted, and replay from any event', async () => {
+    const a = await instance(parallelWeatherAndClock);
+    const events = summarise(await collect(await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('weather') })));
+    const taskId = events[0].value.id as string;
+    for (const app of apps.splice(0)) await app.close();
+
+    const c = await instance();
+    const got = await json<{ result: { status: { state: string } } }>(rpc(c.base, 'GetTask', { id: taskId }));
+    expect(got.result.status.state).toBe('TASK_STATE_COMPLETED');
+    const replay = summarise(await collect(await rpc(c.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': '1' } })));
+    expect(replay.map((e) => e.id)).toEqual(events.slice(1).map((e) => e.id));
+    expect(replay.map((e) => JSON.stringify(e.value))).toEqual(events.slice(1).map((e) => JSON.stringify(e.value)));
+  });
+
+  it('Redis unreachable: a clear 503 naming Redis, no hang; the instance recovers without a restart when Redis returns', async () => {
+    const a = await instance(parallelWeatherAndClock);
+    await redis.kill(true);
+    const down = await rpc(a.base, 'SendMessage', { message: wireMessage('weather') });
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('2');
+    const body = await json<{ error: { code: number; message: string } }>(down);
+    expect(body.error.message).toContain('Redis');
+    expect(body.error.message).not.toMatch(/\n\s+at /);
+    const listDown = await fetch(`${a.base}/tasks`, { headers: { 'a2a-version': '1.0' } });
+    expect(listDown.status).toBe(503);
+    await redis.restart();
+    let ok: Response | undefined;
+    for (let attempt = 0; attempt < 100 && ok?.status !== 200; attempt++) {
+      await new Promise((r) => setTimeout(r, 100));
+      ok = await rpc(a.base, 'SendMessage', { message: wireMessage('weather') });
+    }
+    expect(ok?.status).toBe(200);
+    expect((await json<{ result: { task: { status: { state: string } } } }>(ok!)).result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * toolstream inside a host application that has its own event emitter (wildcards on) and its
+ * own `/tasks` route: both keep working, and the A2A server lives under the `path` prefix.
+ */
+import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { A2aModule, ExecutorModule, ExtensionsModule, RuntimeModule } from '../src';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import { describeEvent, drain, userMessage } from './support/clients';
+
+@Controller('tasks')
+class HostTasksController {
+  @Get()
+  list(): { host: string; tasks: string[] } {
+    return { host: 'mine', tasks: ['invoice #1'] };
+  }
+}
+
+@Injectable()
+class OrderListener {
+  readonly seen: string[] = [];
+
+  @OnEvent('order.*')
+  onOrder(payload: string): void {
+    this.seen.push(payload);
+  }
+}
+
+const lookup = tool(async ({ key }) => ({ key, value: key.length }), {
+  name: 'lookup',
+  description: 'Looks a key up',
+  schema: z.object({ key: z.string() }),
+});
+
+@Module({
+  imports: [
+    EventEmitterModule.forRoot({ wildcard: true }),
+    ExtensionsModule,
+    RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ tools: [lookup] }) }),
+    A2aModule.forRoot({ path: 'agent', card: { name: 'host agent' }, auth: false }),
+  ],
+  controllers: [HostTasksController],
+  providers: [OrderListener],
+})
+class HostModule {}
+
+describe('toolstream in a host module (e2e)', () => {
+  let app: INestApplication;
+  let base: string;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    delete process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_BASE_URL;
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule] }).compile();
+    app = moduleRef.createNestApplication();
+    await app.listen(0, '127.0.0.1');
+    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    process.env = { ...saved };
+    await app?.close();
+  });
+
+  it("keeps the host's own wildcard emitter", async () => {
+    const emitter = app.get(EventEmitter2);
+    emitter.emit('order.created', 'order 7');
+    expect(app.get(OrderListener).seen).toEqual(['order 7']);
+  });
+
+  it("keeps the host's own /tasks route", async () => {
+    const response = await fetch(`${base}/tasks`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ host: 'mine', tasks: ['invoice #1'] });
+  });
+
+  it('serves A2A under the path prefix, card URLs included, and runs the host tool', async () => {
+    const card = (await (await fetch(`${base}/agent/.well-known/agent-card.json`)).json()) as { name: string; supportedInterfaces: Array<{ url: string }> };
+    expect(card.name).toBe('host agent');
+    expect(card.supportedInterfaces.map((i) => i.url)).toEqual(expect.arrayContaining([`${base}/agent/a2a`]));
+    expect((await fetch(`${base}/.well-known/agent-card.json`)).status).toBe(404);
+
+    const client = await new ClientFactory().createFromUrl(base, '/agent/.well-known/agent-card.json');
+    const events = await drain(client.sendMessageStream({ message: userMessage('lookup key=abc'), configuration: undefined, metadata: undefined, tenant: '' }));
+    const lines = events.map(describeEvent);
+    expect(lines).toEqual(expect.arrayContaining(['started lookup', 'completed lookup']));
+    expect(lines[lines.length - 1]).toBe('COMPLETED');
+
+    const listed = await fetch(`${base}/agent/tasks`, { headers: { 'a2a-version': '1.0' } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { tasks: unknown[] }).tasks.length).toBe(1);
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * Agents that call agents, as real processes: the built demo app three times on free ports.
+ * A (parent) knows `middle` (B) and `ghost` (nobody listens); B knows `leaf` (C) and `back` (A),
+ * so A → B → C is a three-level chain and A → B → A → … a loop. A client talks to A only, with
+ * the official SDK client, and sees B's (and C's) tool calls nested under the calls that
+ * delegated to them, live.
+ */
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, type Client } from '@a2a-js/sdk/client';
+import { TOOL_CALL_V1_EXTENSION_URI, parseToolCall, type ToolCallArtifactData } from '../src/extensions';
+import { buildOnce, freePort, startBuiltServer, type BuiltServer } from './support/built-server';
+import { userMessage } from './support/clients';
+
+const extensions = { serviceParameters: { 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI } };
+const send = (text: string) => ({ tenant: '', message: userMessage(text), configuration: undefined, metadata: undefined });
+
+/** What a client reads of a stream: narration, frames (with their parent) and the end. */
+interface Seen {
+  lines: string[];
+  frames: ToolCallArtifactData[];
+  taskId?: string;
+  answer: string;
+}
+
+function see(event: StreamResponse, seen: Seen): void {
+  const payload = event.payload;
+  switch (payload?.$case) {
+    case 'task':
+      seen.taskId = payload.value.id;
+      return;
+    case 'statusUpdate': {
+      const state = TaskState[payload.value.status?.state ?? 0].replace('TASK_STATE_', '');
+      const text = payload.value.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+      seen.lines.push(text ? `${state}: ${text}` : state);
+      return;
+    }
+    case 'artifactUpdate': {
+      const frame = parseToolCall(payload.value.artifact?.parts);
+      if (frame) {
+        seen.frames.push(frame);
+        seen.lines.push(`${frame.phase} ${frame.name}${frame.parentToolCallId ? ` < ${frame.parentToolCallId}` : ''}`);
+      } else {
+        const text = payload.value.artifact?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('') ?? '';
+        seen.answer = payload.value.append ? seen.answer + text : text;
+      }
+      return;
+    }
+  }
+}
+
+async function ask(client: Client, question: string, onEvent?: (seen: Seen) => void): Promise<Seen> {
+  const seen: Seen = { lines: [], frames: [], answer: '' };
+  for await (const event of client.sendMessageStream(send(question), extensions)) {
+    see(event, seen);
+    onEvent?.(seen);
+  }
+  return seen;
+}
+
+const clientOf = (base: string): Promise<Client> =>
+  new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['JSONRPC'] })).createFromUrl(base);
+
+const frameOf = (seen: Seen, name: string, phase: ToolCallArtifactData['phase']) => seen.frames.find((f) => f.name === name && f.phase === phase);
+const indexOf = (seen: Seen, name: string, phase: ToolCallArtifactData['phase']) => seen.frames.findIndex((f) => f.name === name && f.phase === phase);
+
+describe('agents that call agents: three demo app processes (e2e)', () => {
+  let a: BuiltServer;
+  let b: BuiltServer;
+  let c: BuiltServer;
+  let ghostPort: number;
+  let client: Client;
+
+  beforeAll(async () => {
+    await buildOnce();
+    const [portA, portB] = [await freePort(), await freePort()];
+    ghostPort = await freePort();
+    c = await startBuiltServer({});
+    // A and B know each other, so both ports are chosen first; a card not readable at boot is read at the first call.
+    [a, b] = await Promise.all([
+      startBuiltServer({ TOOLSTREAM_REMOTE_AGENTS: `middle=http://127.0.0.1:${portB}, ghost=http://127.0.0.1:${ghostPort}` }, portA),
+      startBuiltServer({ TOOLSTREAM_REMOTE_AGENTS: `leaf=${c.base},back=http://127.0.0.1:${portA}` }, portB),
+    ]);
+    client = await clientOf(a.base);
+  }, 300_000);
+
+  afterAll(async () => {
+    await Promise.all([a, b, c].filter(Boolean).map((s) => s.stop()));
+  });
+
+  it('the parent card lists each remote agent as a skill', async () => {
+    const card = (await (await fetch(`${b.base}/.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string; examples: string[] }> };
+    expect(card.skills.map((s) => s.id)).toEqual(expect.arrayContaining(['remote-agent-leaf', 'remote-agent-back']));
+    expect(card.skills.find((s) => s.id === 'remote-agent-leaf')?.examples[0]).toBe('ask leaf: weather in Paris and the time in Tokyo');
+  });
+
+  it('the remote weather and world_clock calls appear nested, live between the delegating call\'s start and end', async () => {
+    const seen = await ask(client, 'ask middle: weather in Paris and the time in Tokyo');
+    const delegating = frameOf(seen, 'middle', 'started');
+    expect(delegating?.parentToolCallId).toBeUndefined();
+    for (const name of ['weather', 'world_clock']) {
+      expect(frameOf(seen, name, 'started')?.parentToolCallId).toBe(delegating?.toolCallId);
+      expect(frameOf(seen, name, 'completed')?.toolCallId).toMatch(new RegExp(`^${delegating?.toolCallId}/`));
+      expect(indexOf(seen, name, 'started')).toBeGreaterThan(indexOf(seen, 'middle', 'started'));
+      expect(indexOf(seen, name, 'completed')).toBeLessThan(indexOf(seen, 'middle', 'completed'));
+    }
+    expect(seen.lines).toContain('WORKING: middle: checking the weather; checking the clock');
+    expect(String((frameOf(seen, 'middle', 'completed') as { result?: unknown }).result)).toMatch(/^Paris: .*In Tokyo it is/);
+    expect(seen.answer).toMatch(/^middle: Paris: /);
+    expect(seen.lines.at(-1)).toBe('COMPLETED');
+  });
+
+  it('a three-level chain forwards transitively: C\'s calls nest under B\'s call under A\'s', async () => {
+    const seen = await ask(client, 'ask middle: ask leaf: weather in Rome');
+    const top = frameOf(seen, 'middle', 'started');
+    const second = frameOf(seen, 'leaf', 'started');
+    const weather = frameOf(seen, 'weather', 'completed');
+    expect(second?.parentToolCallId).toBe(top?.toolCallId);
+    expect(weather?.parentToolCallId).toBe(second?.toolCallId);
+    expect(weather?.toolCallId).toMatch(new RegExp(`^${top?.toolCallId}/[^/]+/[^/]+$`));
+    expect(seen.lines).toContain('WORKING: middle: leaf: checking the weather');
+    expect(frameOf(seen, 'middle', 'completed')).toBeDefined();
+    expect(seen.answer).toContain('Rome');
+  });
+
+  it('a loop is refused at the depth limit with a clear failed frame, and every level still answers', async () => {
+    const seen = await ask(client, 'ask middle: ask back: ask middle: ask back: ask middle: weather in Paris');
+    const refused = seen.frames.find((f) => f.phase === 'failed');
+    expect(refused).toMatchObject({ name: 'middle', error: 'middle was not asked: the chain of agents is 4 deep, the limit is 4 (agents may be asking each other in a loop)' });
+    // Refused at the fifth call: four levels below the user's call.
+    expect(refused?.toolCallId.split('/')).toHaveLength(5);
+    expect(seen.frames.filter((f) => f.phase === 'completed').map((f) => f.name)).toEqual(['back', 'middle', 'back', 'middle']);
+    expect(seen.lines.at(-1)).toBe('COMPLETED');
+  });
+
+  it('a remote agent that is down fails the delegating call with a clear message; the run goes on', async () => {
+    const seen = await ask(client, 'ask ghost: weather in Paris');
+    expect(frameOf(seen, 'ghost', 'failed')).toMatchObject({
+      error: expect.stringMatching(new RegExp(`^ghost \\(http://127\\.0\\.0\\.1:${ghostPort}\\) is unreachable: .*ECONNREFUSED`)),
+    });
+    expect(seen.lines.at(-1)).toBe('COMPLETED');
+    expect(a.output()).toContain(`ghost (http://127.0.0.1:${ghostPort}) is unreachable`);
+  });
+
+  it('cancelling the parent cancels the remote task (GetTask on the remote says CANCELED) and ends the forwarded open tool "cancelled"', async () => {
+    let parentTask: string | undefined;
+    let cancelled: Promise<unknown> | undefined;
+    const seen = await ask(client, 'ask middle: take a slow step of 9000 ms', (s) => {
+      parentTask = s.taskId;
+      if (!cancelled && frameOf(s, 'slow_task', 'started') && parentTask) cancelled = client.cancelTask({ tenant: '', id: parentTask, metadata: undefined });
+    });
+    await cancelled;
+    expect(seen.lines.at(-1)).toMatch(/^CANCELED/);
+    expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
+    expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
+    // The remote task: B's newest, cancelled by A's CancelTask.
+    const remote = await clientOf(b.base);
+    const page = await remote.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: undefined });
+    const remoteId = page.tasks[0].id;
+    const deadline = Date.now() + 15_000;
+    let state = (await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined })).status?.state;
+    while (state !== TaskState.TASK_STATE_CANCELED && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      state = (await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined })).status?.state;
+    }
+    expect(state).toBe(TaskState.TASK_STATE_CANCELED);
+    const task = await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined });
+    expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+  });
+});
