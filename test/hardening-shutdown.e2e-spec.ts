@@ -139,7 +139,8 @@ describe('graceful shutdown of the built server (e2e)', () => {
     // Bounded: the drain time, plus the cancel and a flush (generous on a shared machine).
     expect(closedAfter).toBeLessThan(1_000 + 5_000);
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(server.output()).toContain('drained: 0 finished, 1 cancelled');
+    // A request sent before the signal landed may have started (and finished) a task of its own.
+    expect(server.output()).toMatch(/drained: \d+ finished, 1 cancelled/);
   });
 
   it('SIGTERM: a run that ends within the drain time completes, its stream gets COMPLETED, exit 0', async () => {
@@ -192,7 +193,7 @@ describe('graceful shutdown of the built server (e2e)', () => {
     // Bounded: the drain time plus the cancel and the flush (generous on a shared machine).
     expect(closedAfter).toBeLessThan(DRAIN_MS + 5_000);
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(server.output()).toContain('drained: 0 finished, 3 cancelled, 0 stream(s) left open');
+    expect(server.output()).toMatch(/drained: \d+ finished, 3 cancelled, 0 stream\(s\) left open/);
     console.info(`shutdown: ${streams.length} streams (3 bindings/versions, starting, resuming, joining) all ended with CANCELED ${closedAfter} ms after SIGTERM (drain ${DRAIN_MS} ms)`);
   });
 });
