@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --quick] [--only=<section>,…]`
+ * `npm run bench [-- --quick] [--only=<section>,…] [--budget-min=N]`
  *
  * Runs every section (or those named), prints the report, and writes results.json (every
  * repetition of every figure), RESULTS.md and chart.svg: in bench/ for a full run of every
  * section, in bench/.work/quick or bench/.work/partial otherwise. Servers and load each run
  * in a child process of their own, on loopback. Exits non-zero when any load stream failed,
  * saw an invalid frame or the wrong number of frames (the report says which), or a section threw.
+ * With --budget-min, sections that would start past N minutes are skipped, and the report says so.
  * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
@@ -16,8 +17,9 @@ import { benchConfig, type BenchConfig } from './lib/config';
 import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
 import { chart, checkTargets, markdownSummary, shortSummary, type BenchResults } from './lib/report';
 import type { BenchSection } from './lib/section';
+import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
-import { measureCurves } from './sections/curves';
+import { CURVE_TARGETS, CURVE_TARGETS_WITH_REDIS, measureCurves } from './sections/curves';
 import { measureEmptyTask } from './sections/empty-task';
 import { measureIdleMemory } from './sections/idle-memory';
 import { measureSideBySide } from './sections/side-by-side';
@@ -32,10 +34,8 @@ type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, lo
 /** The built-in sections, in the order they run. */
 const BUILTIN: ReadonlyArray<[string, Builtin]> = [
   ['empty', async (c, p, r, l) => void (r.emptyTask = await measureEmptyTask(c, p, l))],
-  ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, l))],
-  ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, l))],
-  ['idle', async (c, p, r, l) => void (r.idleMemory = await measureIdleMemory(c, p, l))],
-  ['memory', async (c, p, r, l) => void (r.taskMemory = await measureTaskMemory(c, p, ['toolstream'], l))],
+  ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, p.redis ? CURVE_TARGETS_WITH_REDIS : CURVE_TARGETS, l))],
+  ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, p.redis !== undefined, l))],
   [
     'executor',
     async (c, p, r, l) => {
@@ -44,15 +44,19 @@ const BUILTIN: ReadonlyArray<[string, Builtin]> = [
       r.executorOverhead = await measureExecutorOverheadInChild(c);
     },
   ],
+  ['memory', async (c, p, r, l) => void (r.taskMemory = await measureTaskMemory(c, p, p.redis ? ['toolstream', 'toolstream-redis'] : ['toolstream'], l))],
+  ['idle', async (c, p, r, l) => void (r.idleMemory = await measureIdleMemory(c, p, l))],
 ];
 
 const SECTIONS = [...BUILTIN.map(([name]) => name), ...EXTRA_SECTIONS.map((s) => s.name)];
 
-function parseArgs(argv: string[]): { quick: boolean; sections: string[] } {
+function parseArgs(argv: string[]): { quick: boolean; sections: string[]; budgetS?: number } {
   let quick = false;
+  let budgetS: number | undefined;
   let sections = [...SECTIONS];
   for (const arg of argv) {
     if (arg === '--quick') quick = true;
+    else if (arg.startsWith('--budget-min=')) budgetS = Number(arg.slice('--budget-min='.length)) * 60;
     else if (arg.startsWith('--only=')) {
       const wanted = arg.slice('--only='.length).split(',');
       const unknown = wanted.filter((s) => !SECTIONS.includes(s));
@@ -60,7 +64,7 @@ function parseArgs(argv: string[]): { quick: boolean; sections: string[] } {
       sections = wanted;
     } else throw new Error(`unknown argument ${arg}; use --quick, --only=${SECTIONS.join(',')}`);
   }
-  return { quick, sections };
+  return { quick, sections, budgetS };
 }
 
 function fdLimit(): string {
@@ -91,7 +95,7 @@ function updatePerformanceDoc(summary: string): boolean {
 }
 
 async function main(): Promise<number> {
-  const { quick, sections } = parseArgs(process.argv.slice(2));
+  const { quick, sections, budgetS } = parseArgs(process.argv.slice(2));
   const config = benchConfig(quick);
   const started = Date.now();
   const log: Log = (line) => console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
@@ -109,11 +113,21 @@ async function main(): Promise<number> {
     },
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
+  // Redis-mode rows run beside the in-memory ones when redis-server is installed.
+  const redis = await BenchRedis.start();
+  if (redis) process.env.BENCH_REDIS_URL = redis.url;
+  else log('redis-server not found: no Redis-mode rows');
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
+  const pool = new ServerPool(load, redis);
   let failure: unknown;
+  const skipped: string[] = [];
   const timed = async (name: string, body: () => Promise<void>): Promise<void> => {
     const t0 = Date.now();
+    if (budgetS !== undefined && (t0 - started) / 1000 > budgetS) {
+      log(`section ${name} skipped: the run is past its --budget-min`);
+      skipped.push(name);
+      return;
+    }
     const loadAverageAtStart = loadavg()[0];
     log(`section ${name} (load average ${loadAverageAtStart.toFixed(1)})`);
     await body();
@@ -136,8 +150,10 @@ async function main(): Promise<number> {
   } finally {
     await pool.stopAll();
     await load.stop();
+    await redis?.stop();
   }
   results.meta.durationS = Math.round((Date.now() - started) / 1000);
+  if (skipped.length) results.meta.skipped = skipped;
   results.meta.loadAverageAtEnd = loadavg()[0];
   results.validity = load.ledger.summary();
   results.targets = checkTargets(results, config);
@@ -146,7 +162,9 @@ async function main(): Promise<number> {
   const dir = complete ? __dirname : join(__dirname, '.work', quick ? 'quick' : 'partial');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const failed = failure === undefined ? '' : `\n**INCOMPLETE RUN**: a section failed: ${failure instanceof Error ? failure.message : String(failure)}\n`;
+  const failed =
+    (failure === undefined ? '' : `\n**INCOMPLETE RUN**: a section failed: ${failure instanceof Error ? failure.message : String(failure)}\n`) +
+    (skipped.length ? `\n**INCOMPLETE RUN**: sections skipped for the time budget: ${skipped.join(', ')}\n` : '');
   const summary = `${markdownSummary(results)}${failed}`;
   writeFileSync(join(dir, 'RESULTS.md'), `# Benchmark results\n\n![frames/s and CPU per frame against tool calls per task, and against concurrent streams](chart.svg)\n\n${summary}\n`);
   const svg = chart(results);

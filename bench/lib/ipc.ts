@@ -5,8 +5,9 @@ import type { LoadJob, LoadResult } from '../load/load-types';
  * The servers under test: toolstream; the reference design as the seed builds it on the A2A SDK
  * (a fresh artifact per frame); the same with one artifact per tool call, as an SDK user who
  * names artifacts would write it; and the limit, bare node:http writing the same frames.
+ * toolstream-redis is toolstream with its task store in Redis (a redis-server the bench starts).
  */
-export type Target = 'toolstream' | 'reference' | 'reference-per-call' | 'limit';
+export type Target = 'toolstream' | 'toolstream-redis' | 'reference' | 'reference-per-call' | 'limit';
 /** The servers every side-by-side section compares (the per-call reference only on the curves). */
 export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
 

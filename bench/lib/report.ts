@@ -1,5 +1,5 @@
 /** Turns the results into the markdown report, the chart and the target checks. */
-import { CURVE_TARGETS, type CurvesResult } from '../sections/curves';
+import type { CurvesResult } from '../sections/curves';
 import type { EmptyTaskResult } from '../sections/empty-task';
 import type { ExecutorOverheadResult } from '../sections/executor-overhead';
 import type { IdleMemoryRow } from '../sections/idle-memory';
@@ -33,6 +33,8 @@ export interface BenchResults {
     loadAverageAtEnd?: number;
     durationS?: number;
     sections: SectionMeta[];
+    /** Sections skipped because the run was past its --budget-min. */
+    skipped?: string[];
   };
   validity?: Validity;
   emptyTask?: EmptyTaskResult;
@@ -47,6 +49,7 @@ export interface BenchResults {
 
 const COLORS: Record<Target, string> = {
   toolstream: '#1f77b4',
+  'toolstream-redis': '#2ca02c',
   reference: '#d62728',
   'reference-per-call': '#ff7f0e',
   limit: '#555555',
@@ -54,6 +57,7 @@ const COLORS: Record<Target, string> = {
 
 const LABELS: Record<Target, string> = {
   toolstream: 'toolstream',
+  'toolstream-redis': 'toolstream, Redis store',
   reference: 'reference (SDK, artifact per frame)',
   'reference-per-call': 'reference (SDK, artifact per call)',
   limit: 'limit (bare node:http)',
@@ -114,6 +118,14 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Sectio
   const idleCheck = target(`≤ 64 KiB RSS per open idle stream at ${n(config.idleStreams)} streams`, idle?.rssPerStreamKiB, false, 64, 1, ' KiB');
   if (idleCheck && idle) idleCheck.met = idleCheck.met && idle.openedMin === idle.streams;
   checks.push(idleCheck);
+  const curve1k = results.curves?.ratios.find((r) => r.toolCalls === 1_000);
+  if (curve1k && curve1k.redisOverInMemory.reps.length) {
+    checks.push(target('Redis store, one stream at 1,000 tool calls per task: ≥ 0.5× in-memory frames/s', curve1k.redisOverInMemory, true, 0.5, 2, '×'));
+    const point = results.curves?.points.find((p) => p.target === 'toolstream-redis' && p.toolCalls === 1_000);
+    checks.push(target('Redis store: ≤ 1 Redis round trip per frame, amortised (commands processed per frame, an upper bound)', point?.redisCommandsPerFrame, false, 1, 2));
+  }
+  const redisP99 = latency100?.figures.find((f) => f.target === 'toolstream-redis')?.latencyP99Ms;
+  checks.push(target('Redis store: p99 publish-to-client latency < 10 ms at 100 streams', redisP99, false, 10, 2, ' ms'));
   for (const extra of Object.values(results.extra ?? {})) checks.push(...(extra.targets ?? []));
   return checks.filter((c): c is SectionTarget => c !== undefined);
 }
@@ -195,6 +207,7 @@ export function markdownSummary(results: BenchResults): string {
   const curves = results.curves;
   if (curves) {
     const sizes = curves.ratios.map((r) => r.toolCalls);
+    const redisCurve = curves.targets.includes('toolstream-redis');
     const cell = (t: Target, size: number, f: (p: NonNullable<CurvesResult['points'][number]>) => string): string => {
       const p = curves.points.find((q) => q.target === t && q.toolCalls === size);
       if (!p) return 'not run (its curve ended)';
@@ -210,21 +223,29 @@ export function markdownSummary(results: BenchResults): string {
         'The references run only as far as they finish in their time budget. Ratios are taken between runs of the same repetition.',
       '',
       table(
-        ['tool calls per task', ...CURVE_TARGETS.map((t) => LABELS[t]), 'toolstream / limit', 'toolstream / reference', 'toolstream / reference per call'],
+        ['tool calls per task', ...curves.targets.map((t) => LABELS[t]), 'toolstream / limit', 'toolstream / reference', 'toolstream / reference per call', ...(redisCurve ? ['Redis / in-memory'] : [])],
         sizes.map((size) => {
           const r = curves.ratios.find((q) => q.toolCalls === size);
-          return [n(size), ...CURVE_TARGETS.map((t) => cell(t, size, (p) => sp(p.framesPerSec))), spx(r?.oursOverLimit), spx(r?.oursOverReference), spx(r?.oursOverReferencePerCall)];
+          return [
+            n(size),
+            ...curves.targets.map((t) => cell(t, size, (p) => sp(p.framesPerSec))),
+            spx(r?.oursOverLimit),
+            spx(r?.oursOverReference),
+            spx(r?.oursOverReferencePerCall),
+            ...(redisCurve ? [spx(r?.redisOverInMemory)] : []),
+          ];
         }),
       ),
       '',
       '### Curves: server CPU per frame (µs, all in), against tool calls per task',
       '',
       table(
-        ['tool calls per task', ...CURVE_TARGETS.map((t) => LABELS[t]), 'toolstream / limit'],
+        ['tool calls per task', ...curves.targets.map((t) => LABELS[t]), 'toolstream / limit', ...(redisCurve ? ['Redis commands per frame'] : [])],
         sizes.map((size) => [
           n(size),
-          ...CURVE_TARGETS.map((t) => cell(t, size, (p) => sp(p.cpuPerFrameUs, 1))),
+          ...curves.targets.map((t) => cell(t, size, (p) => sp(p.cpuPerFrameUs, 1))),
           spx(curves.ratios.find((q) => q.toolCalls === size)?.cpuOursOverLimit),
+          ...(redisCurve ? [cell('toolstream-redis', size, (p) => sp(p.redisCommandsPerFrame, 2))] : []),
         ]),
       ),
       '',
@@ -233,14 +254,15 @@ export function markdownSummary(results: BenchResults): string {
   const rows = results.sideBySide ?? [];
   if (rows.length) {
     const fig = (r: ComparisonRow, t: Target): TargetFigures | undefined => r.figures.find((f) => f.target === t);
+    const rowTargets = [...new Set(rows.flatMap((r) => r.figures.map((f) => f.target)))];
     out.push(
       '### Concurrent streams: frames/s delivered to clients',
       '',
       table(
-        ['run', ...TARGETS.map((t) => LABELS[t]), 'toolstream / reference', 'toolstream / limit', 'CPU per frame, toolstream / limit'],
+        ['run', ...rowTargets.map((t) => LABELS[t]), 'toolstream / reference', 'toolstream / limit', 'CPU per frame, toolstream / limit'],
         rows.map((r) => [
           rowLabel(r),
-          ...TARGETS.map((t) => `${sp(fig(r, t)?.framesPerSec)}${cutNote(fig(r, t))}`),
+          ...rowTargets.map((t) => (fig(r, t) ? `${sp(fig(r, t)?.framesPerSec)}${cutNote(fig(r, t))}` : 'not run')),
           spx(r.oursOverReference),
           spx(r.oursOverLimit),
           spx(r.cpuOursOverLimit),
@@ -252,8 +274,8 @@ export function markdownSummary(results: BenchResults): string {
       'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it.',
       '',
       table(
-        ['run', ...TARGETS.map((t) => LABELS[t])],
-        rows.map((r) => [rowLabel(r), ...TARGETS.map((t) => `${sp(fig(r, t)?.latencyP99Ms, 2)}${fig(r, t)?.cutReps ? ' (cut)' : ''}`)]),
+        ['run', ...rowTargets.map((t) => LABELS[t])],
+        rows.map((r) => [rowLabel(r), ...rowTargets.map((t) => (fig(r, t) ? `${sp(fig(r, t)?.latencyP99Ms, 2)}${fig(r, t)?.cutReps ? ' (cut)' : ''}` : 'not run'))]),
       ),
       '',
     );
@@ -283,13 +305,28 @@ export function markdownSummary(results: BenchResults): string {
       'One task on one stream, repetitions one after another on a fresh warmed-up server per row: heap and RSS after a full GC with the finished task kept for replay, over the same before it ran, and the highest seen while it ran (sampled every 100 ms, no GC). Then many small finished tasks kept for replay (a fresh server per repetition, which served nothing before), after a full GC, over the count.',
       '',
       table(
-        ['server', 'one task of', 'heap kept (MiB)', 'RSS kept (MiB)', 'peak heap while running (MiB)', 'peak RSS while running (MiB)'],
-        mem.bigTask.map((r) => [r.target, `${n(r.toolCalls)} tool calls`, sp(r.retainedHeapMiB, 1), sp(r.retainedRssMiB, 1), sp(r.peakHeapMiB, 1), sp(r.peakRssMiB, 1)]),
+        ['server', 'one task of', 'heap kept (MiB)', 'RSS kept (MiB)', 'peak heap while running (MiB)', 'peak RSS while running (MiB)', 'Redis used_memory kept (MiB)'],
+        mem.bigTask.map((r) => [
+          LABELS[r.target],
+          `${n(r.toolCalls)} tool calls`,
+          sp(r.retainedHeapMiB, 1),
+          sp(r.retainedRssMiB, 1),
+          sp(r.peakHeapMiB, 1),
+          sp(r.peakRssMiB, 1),
+          r.redisMiB ? sp(r.redisMiB, 1) : '—',
+        ]),
       ),
       '',
       table(
-        ['server', 'finished tasks kept', 'tool calls each', 'heap per task (KiB)', 'RSS per task (KiB)'],
-        mem.retained.map((r) => [r.target, n(r.tasks), n(r.toolCallsPerTask), sp(r.heapPerTaskKiB, 2), sp(r.rssPerTaskKiB, 2)]),
+        ['server', 'finished tasks kept', 'tool calls each', 'heap per task (KiB)', 'RSS per task (KiB)', 'Redis used_memory per task (KiB)'],
+        mem.retained.map((r) => [
+          LABELS[r.target],
+          n(r.tasks),
+          n(r.toolCallsPerTask),
+          sp(r.heapPerTaskKiB, 2),
+          sp(r.rssPerTaskKiB, 2),
+          r.redisPerTaskKiB ? sp(r.redisPerTaskKiB, 2) : '—',
+        ]),
       ),
       '',
     );
@@ -336,7 +373,7 @@ export function chart(results: BenchResults): string | undefined {
   const curves = results.curves;
   if (curves) {
     const series = (value: (p: CurvesResult['points'][number]) => Spread | undefined) =>
-      CURVE_TARGETS.map((t) => ({
+      curves.targets.map((t) => ({
         name: LABELS[t],
         color: COLORS[t],
         dashed: t === 'limit',
@@ -375,6 +412,7 @@ export function shortSummary(results: BenchResults): string {
       `load average ${n(m.loadAverageAtStart, 1)} → ${n(m.loadAverageAtEnd ?? NaN, 1)}; ${results.validity?.ok ? 'every stream valid' : '**an invalid run**'}). ` +
       'Figures are median [min – max]; a target is met only on its worst repetition. All of it: [bench/RESULTS.md](../bench/RESULTS.md).',
     '',
+    ...(m.skipped?.length ? [`**Sections not run (past the run's time budget): ${m.skipped.join(', ')}.**`, ''] : []),
   ];
   if (results.targets?.length) {
     out.push(table(['target', 'worst repetition', 'met'], results.targets.map((t) => [t.target, t.worst, t.met ? 'yes' : '**no**'])), '');
@@ -409,8 +447,8 @@ export function shortSummary(results: BenchResults): string {
   }
   const mem = results.taskMemory;
   if (mem) {
-    for (const r of mem.bigTask) out.push(`- One task of ${n(r.toolCalls)} tool calls keeps ${sp(r.retainedHeapMiB, 1)} MiB of heap once finished (peak ${sp(r.peakHeapMiB, 1)} MiB while it runs).`);
-    for (const r of mem.retained) out.push(`- ${n(r.tasks)} finished tasks of ${n(r.toolCallsPerTask)} tool calls kept for replay: ${sp(r.heapPerTaskKiB, 1)} KiB of heap each (${r.target}).`);
+    for (const r of mem.bigTask) out.push(`- ${LABELS[r.target]}: one task of ${n(r.toolCalls)} tool calls keeps ${sp(r.retainedHeapMiB, 1)} MiB of heap once finished (peak ${sp(r.peakHeapMiB, 1)} MiB while it runs).`);
+    for (const r of mem.retained) out.push(`- ${n(r.tasks)} finished tasks of ${n(r.toolCallsPerTask)} tool calls kept for replay: ${sp(r.heapPerTaskKiB, 1)} KiB of heap each (${LABELS[r.target]}${r.redisPerTaskKiB ? `, and ${sp(r.redisPerTaskKiB, 1)} KiB in Redis` : ''}).`);
     out.push('');
   }
   return out.join('\n');

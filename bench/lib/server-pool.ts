@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import type { LoadJob, LoadResult } from '../load/load-types';
 import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
+import type { BenchRedis } from './redis';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
@@ -34,6 +35,8 @@ export interface RunRecord {
   clientCpuPerFrameUs: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
+  /** Redis-mode runs: commands Redis processed per frame (an upper bound on round trips). */
+  redisCommandsPerFrame?: number;
 }
 
 export interface MeasuredRun {
@@ -42,6 +45,7 @@ export interface MeasuredRun {
   /** Server CPU (user + system) spent during the run, in µs. */
   serverCpuUs: number;
   loadAverage: number;
+  redisCommands?: number;
 }
 
 export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): RunRecord {
@@ -63,6 +67,7 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
     clientCpuPerFrameUs: r.frames > 0 ? r.clientCpuUs / r.frames : NaN,
     latencyP50Ms: r.latency.p50Ms,
     latencyP99Ms: r.latency.p99Ms,
+    ...(run.redisCommands !== undefined ? { redisCommandsPerFrame: r.frames > 0 ? run.redisCommands / r.frames : NaN } : {}),
   };
 }
 
@@ -74,7 +79,11 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
-  constructor(readonly load: LoadProcess) {}
+  /** @param redis the redis-server of toolstream-redis, when there is one */
+  constructor(
+    readonly load: LoadProcess,
+    readonly redis?: BenchRedis,
+  ) {}
 
   /** @param warm false: a server that has served no request yet (its store empty) */
   async server(target: Target, warm = true): Promise<ServerProcess> {
@@ -95,14 +104,17 @@ export class ServerPool {
   async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number): Promise<MeasuredRun> {
     const server = await this.server(target);
     const loadAverage = loadavg()[0];
+    const redis = target === 'toolstream-redis' ? this.redis : undefined;
+    const commandsBefore = await redis?.commandsProcessed();
     const before = await server.cpuUs();
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const serverCpuUs = (await server.cpuUs()) - before;
+    const redisCommands = redis && commandsBefore !== undefined ? (await redis.commandsProcessed()) - commandsBefore : undefined;
     if (result.cut > 0 || result.failed > 0) await this.retire(target);
     // Failed streams fail the whole run (the validity ledger); all of them failing means the
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
-    return { target, result, serverCpuUs, loadAverage };
+    return { target, result, serverCpuUs, loadAverage, redisCommands };
   }
 
   async retire(target: Target): Promise<void> {

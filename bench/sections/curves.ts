@@ -12,6 +12,8 @@ import { FRAMES_PER_TOOL_CALL, type Scenario } from '../lib/scenario';
 import { ratio, spread, type Spread } from '../lib/stats';
 
 export const CURVE_TARGETS: readonly Target[] = ['toolstream', 'reference', 'reference-per-call', 'limit'];
+/** With a redis-server: toolstream with its store in Redis as well. */
+export const CURVE_TARGETS_WITH_REDIS: readonly Target[] = ['toolstream', 'toolstream-redis', 'reference', 'reference-per-call', 'limit'];
 
 export interface CurvePoint {
   target: Target;
@@ -22,6 +24,8 @@ export interface CurvePoint {
   framesPerSec?: Spread;
   cpuPerFrameUs?: Spread;
   latencyP99Ms?: Spread;
+  /** Redis mode: Redis commands per frame (an upper bound on round trips). */
+  redisCommandsPerFrame?: Spread;
 }
 
 export interface CurveRatios {
@@ -32,9 +36,12 @@ export interface CurveRatios {
   oursOverReferencePerCall: Spread;
   /** toolstream's CPU per frame over the limit's, per repetition. */
   cpuOursOverLimit: Spread;
+  /** Redis mode's frames/s over in-memory toolstream's, per repetition (when measured). */
+  redisOverInMemory: Spread;
 }
 
 export interface CurvesResult {
+  targets: Target[];
   points: CurvePoint[];
   ratios: CurveRatios[];
   runs: RunRecord[];
@@ -42,7 +49,12 @@ export interface CurvesResult {
 
 const isReference = (t: Target): boolean => t.startsWith('reference');
 
-export async function measureCurves(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<CurvesResult> {
+export async function measureCurves(
+  config: BenchConfig,
+  pool: ServerPool,
+  targets: readonly Target[],
+  log: (line: string) => void,
+): Promise<CurvesResult> {
   const points: CurvePoint[] = [];
   const ratios: CurveRatios[] = [];
   const runs: RunRecord[] = [];
@@ -55,7 +67,7 @@ export async function measureCurves(config: BenchConfig, pool: ServerPool, log: 
     for (let rep = 0; rep < config.reps; rep++) {
       const thisRep: Partial<Record<Target, RunRecord>> = {};
       same.push(thisRep);
-      for (const target of CURVE_TARGETS) {
+      for (const target of targets) {
         if (ended.has(target)) continue;
         const budget = isReference(target) ? config.referenceFrameBudget : config.curveFrameBudget;
         const tasks = Math.max(1, Math.round(budget / (toolCalls * FRAMES_PER_TOOL_CALL)));
@@ -86,6 +98,7 @@ export async function measureCurves(config: BenchConfig, pool: ServerPool, log: 
         point.framesPerSec = spread(done.map((r) => r.framesPerSec));
         point.cpuPerFrameUs = spread(done.map((r) => r.serverCpuPerFrameUs));
         point.latencyP99Ms = spread(done.map((r) => r.latencyP99Ms));
+        if (target === 'toolstream-redis') point.redisCommandsPerFrame = spread(done.map((r) => r.redisCommandsPerFrame ?? NaN));
       }
       points.push(point);
     }
@@ -100,6 +113,9 @@ export async function measureCurves(config: BenchConfig, pool: ServerPool, log: 
       oursOverLimit: over('limit', (r) => r.framesPerSec),
       oursOverReference: over('reference', (r) => r.framesPerSec),
       oursOverReferencePerCall: over('reference-per-call', (r) => r.framesPerSec),
+      redisOverInMemory: spread(
+        same.filter((s) => s.toolstream && s['toolstream-redis']).map((s) => ratio(s['toolstream-redis']?.framesPerSec ?? NaN, s.toolstream?.framesPerSec ?? NaN)),
+      ),
       cpuOursOverLimit: spread(
         same.filter((s) => s.toolstream && s.limit).map((s) => ratio(s.toolstream?.serverCpuPerFrameUs ?? NaN, s.limit?.serverCpuPerFrameUs ?? NaN)),
       ),
@@ -111,7 +127,7 @@ export async function measureCurves(config: BenchConfig, pool: ServerPool, log: 
       if (p.notFinished) return `${t} not finished`;
       return `${t} ${Math.round(p.framesPerSec?.median ?? NaN)} f/s`;
     };
-    log(`curve ${toolCalls} calls/task: ${CURVE_TARGETS.map(fps).join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`);
+    log(`curve ${toolCalls} calls/task: ${targets.map(fps).join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`);
   }
-  return { points, ratios, runs };
+  return { targets: [...targets], points, ratios, runs };
 }

@@ -11,6 +11,7 @@ import { loadavg } from 'node:os';
 import type { BenchConfig } from '../lib/config';
 import type { Target } from '../lib/ipc';
 import type { ServerProcess } from '../lib/processes';
+import type { BenchRedis } from '../lib/redis';
 import type { ServerPool } from '../lib/server-pool';
 import { spread, type Spread } from '../lib/stats';
 
@@ -27,6 +28,8 @@ export interface BigTaskRep {
   peakHeapMiB: number;
   peakRssMiB: number;
   framesPerSec: number;
+  /** Redis mode: what Redis holds more (used_memory) once the task finished. */
+  redisMiB?: number;
 }
 
 export interface BigTaskRow {
@@ -36,6 +39,7 @@ export interface BigTaskRow {
   retainedRssMiB: Spread;
   peakHeapMiB: Spread;
   peakRssMiB: Spread;
+  redisMiB?: Spread;
   reps: BigTaskRep[];
 }
 
@@ -46,6 +50,7 @@ export interface RetainedTasksRep {
   rssPerTaskKiB: number;
   heapBeforeMiB: number;
   heapAfterMiB: number;
+  redisPerTaskKiB?: number;
 }
 
 export interface RetainedTasksRow {
@@ -54,12 +59,17 @@ export interface RetainedTasksRow {
   toolCallsPerTask: number;
   heapPerTaskKiB: Spread;
   rssPerTaskKiB: Spread;
+  redisPerTaskKiB?: Spread;
   reps: RetainedTasksRep[];
 }
 
 export interface TaskMemoryResult {
   bigTask: BigTaskRow[];
   retained: RetainedTasksRow[];
+}
+
+function redisOf(target: Target, pool: ServerPool): BenchRedis | undefined {
+  return target === 'toolstream-redis' ? pool.redis : undefined;
 }
 
 /** Samples memory (no GC) until stopped; resolves with the highest heap and RSS seen. */
@@ -90,6 +100,7 @@ async function bigTask(target: Target, toolCalls: number, config: BenchConfig, p
   const server = await pool.server(target);
   for (let rep = 0; rep < config.reps; rep++) {
     const loadAverage = loadavg()[0];
+    const redisBefore = await redisOf(target, pool)?.usedMemory();
     const before = await server.memory(true);
     const peaks = samplePeaks(server);
     const result = await pool.load.run({ url: server.url, streams: 1, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
@@ -104,6 +115,7 @@ async function bigTask(target: Target, toolCalls: number, config: BenchConfig, p
       peakHeapMiB: (peak.heap - before.heapUsed) / MiB,
       peakRssMiB: (peak.rss - before.rss) / MiB,
       framesPerSec: result.framesPerSec,
+      ...(redisBefore !== undefined ? { redisMiB: ((await redisOf(target, pool)?.usedMemory()) ?? NaN) / MiB - redisBefore / MiB } : {}),
     });
   }
   await pool.retire(target);
@@ -115,6 +127,7 @@ async function bigTask(target: Target, toolCalls: number, config: BenchConfig, p
     retainedRssMiB: s((r) => r.retainedRssMiB),
     peakHeapMiB: s((r) => r.peakHeapMiB),
     peakRssMiB: s((r) => r.peakRssMiB),
+    ...(target === 'toolstream-redis' ? { redisMiB: s((r) => r.redisMiB ?? NaN) } : {}),
     reps,
   };
 }
@@ -130,8 +143,10 @@ async function retainedTasks(target: Target, config: BenchConfig, pool: ServerPo
     // A server that has served nothing: the store's default cap (maxRetainedTasks, 10,000) then
     // holds exactly the tasks measured, none evicted for a warm-up's.
     await pool.retire(target);
+    await redisOf(target, pool)?.flush();
     const server = await pool.server(target, false);
     const loadAverage = loadavg()[0];
+    const redisBefore = await redisOf(target, pool)?.usedMemory();
     const before = await server.memory(true);
     const result = await pool.load.run({
       url: server.url,
@@ -149,6 +164,7 @@ async function retainedTasks(target: Target, config: BenchConfig, pool: ServerPo
       rssPerTaskKiB: (after.rss - before.rss) / tasks / 1024,
       heapBeforeMiB: before.heapUsed / MiB,
       heapAfterMiB: after.heapUsed / MiB,
+      ...(redisBefore !== undefined ? { redisPerTaskKiB: (((await redisOf(target, pool)?.usedMemory()) ?? NaN) - redisBefore) / tasks / 1024 } : {}),
     });
   }
   await pool.retire(target);
@@ -158,6 +174,7 @@ async function retainedTasks(target: Target, config: BenchConfig, pool: ServerPo
     toolCallsPerTask: toolCalls,
     heapPerTaskKiB: spread(reps.map((r) => r.heapPerTaskKiB)),
     rssPerTaskKiB: spread(reps.map((r) => r.rssPerTaskKiB)),
+    ...(target === 'toolstream-redis' ? { redisPerTaskKiB: spread(reps.map((r) => r.redisPerTaskKiB ?? NaN)) } : {}),
     reps,
   };
 }

@@ -17,6 +17,11 @@ async function createServer(target: Target): Promise<ServerUnderTest> {
       return { server: (await import('./reference-server')).createReferenceServer('per-call'), rpcPath: '/' };
     case 'toolstream':
       return (await import('./toolstream-server')).createToolstreamServer();
+    case 'toolstream-redis': {
+      const url = process.env.BENCH_REDIS_URL;
+      if (!url) throw new Error('toolstream-redis needs BENCH_REDIS_URL (the harness starts the redis-server)');
+      return (await import('./toolstream-server')).createToolstreamServer(url);
+    }
   }
 }
 

@@ -17,14 +17,20 @@ import type { ServerUnderTest } from './server-under-test';
 
 const BENCH_LIVE_TASKS = 20_000;
 
-export async function createToolstreamServer(): Promise<ServerUnderTest> {
+/** @param redisUrl when set, the task store is in Redis there (A2aModule option `redis`) */
+export async function createToolstreamServer(redisUrl?: string): Promise<ServerUnderTest> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(AgentExecutor)
     .useClass(BenchAgentExecutor)
     .overrideProvider(A2A_CONFIG)
     .useFactory({
       factory: (options: A2aModuleOptions) =>
-        resolveA2aConfig({ ...options, maxLiveTasks: BENCH_LIVE_TASKS, maxLiveTasksPerCaller: BENCH_LIVE_TASKS }),
+        resolveA2aConfig({
+          ...options,
+          maxLiveTasks: BENCH_LIVE_TASKS,
+          maxLiveTasksPerCaller: BENCH_LIVE_TASKS,
+          ...(redisUrl ? { redis: { connection: redisUrl } } : {}),
+        }),
       inject: [A2A_MODULE_OPTIONS],
     })
     .compile();
