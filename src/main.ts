@@ -3,10 +3,12 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { applyHttpTimeouts } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
+import { portFromEnv } from './app.config';
 import { AppModule } from './app.module';
 import { startTracingFromEnv } from './otel-sdk';
 
 async function bootstrap(): Promise<void> {
+  const port = portFromEnv();
   // Before the app is built, so every span of the app reaches it.
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
@@ -20,7 +22,6 @@ async function bootstrap(): Promise<void> {
   // Deliberate limits on slow clients: headers within 10 s, a whole request within 30 s, idle
   // keep-alive connections closed after 5 s (see docs/reliability.md).
   applyHttpTimeouts(app.getHttpServer());
-  const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }
