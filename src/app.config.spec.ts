@@ -1,6 +1,6 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
-import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv } from './app.config';
+import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv, portFromEnv } from './app.config';
 
 describe('demo app settings from the environment', () => {
   it('bounds runs and tools by default, and takes other budgets from the environment', () => {
@@ -31,6 +31,15 @@ describe('demo app settings from the environment', () => {
     expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).toThrow(/^TOOLSTREAM_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
     expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).not.toThrow(/s3cret/);
     expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: '127.0.0.1:6379' })).toThrow('TOOLSTREAM_REDIS_URL');
+  });
+
+  it('reads PORT, refusing anything but a port number, naming it', () => {
+    expect(portFromEnv({})).toBe(3000);
+    expect(portFromEnv({ PORT: ' 8080 ' })).toBe(8080);
+    expect(portFromEnv({ PORT: '0' })).toBe(0);
+    for (const bad of ['abc', '80.5', '-1', '65536', '3e3']) {
+      expect(() => portFromEnv({ PORT: bad })).toThrow(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(bad)}`);
+    }
   });
 
   it('fails at boot on a bad value, naming the variable', () => {

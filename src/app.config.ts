@@ -32,6 +32,15 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback?: number
 }
 
 /** `remoteTools`: one tool per remote agent (see demo/remote-agents.ts), after the demo tools. */
+/** The port to listen on: PORT, a whole number from 0 (any free port) to 65535; 3000 when unset. */
+export function portFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.PORT?.trim();
+  if (!raw) return 3000;
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65535) throw new Error(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(raw)}`);
+  return port;
+}
+
 export function executorOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, remoteTools: StructuredToolInterface[] = []): ExecutorModuleOptions {
   return {
     // The demo tools, and the planner (which also reads plain English about them) when no OpenAI-compatible endpoint is set.

@@ -2,10 +2,12 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
+import { portFromEnv } from './app.config';
 import { AppModule } from './app.module';
 import { startTracingFromEnv } from './otel-sdk';
 
 async function bootstrap(): Promise<void> {
+  const port = portFromEnv();
   // Before the app is built, so every span of the app reaches it.
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
@@ -16,7 +18,6 @@ async function bootstrap(): Promise<void> {
     // The spans of the last tasks leave before the process does.
     exit: (code) => void (stopTracing?.() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(code)),
   });
-  const port = Number(process.env.PORT ?? 3000);
   await app.listen(port);
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }

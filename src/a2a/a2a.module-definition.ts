@@ -284,7 +284,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     publicUrl: options.publicUrl?.replace(/\/+$/, ''),
     toolFramesWhenNoExtensionHeader: options.toolFramesWhenNoExtensionHeader ?? true,
     cancelOnDisconnect: options.cancelOnDisconnect ?? true,
-    disconnectGraceMs: nonNegative(options.disconnectGraceMs, 'disconnectGraceMs') ?? A2A_DEFAULTS.disconnectGraceMs,
+    disconnectGraceMs: wholeNumber(options.disconnectGraceMs, 'disconnectGraceMs') ?? A2A_DEFAULTS.disconnectGraceMs,
     keepAliveMs: positive(options.keepAliveMs, 'keepAliveMs') ?? A2A_DEFAULTS.keepAliveMs,
     taskTtlMs: positive(options.taskTtlMs, 'taskTtlMs') ?? A2A_DEFAULTS.taskTtlMs,
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
@@ -346,11 +346,14 @@ export function checkRedisUrl(url: string, what: string): void {
   }
 }
 
-/** A misconfigured number fails at boot with its name, not later with a hung stream. */
+/**
+ * A misconfigured number fails at boot with its name, not later with a hung stream. Every
+ * numeric option is a count, a size in bytes or a duration in ms: a whole number.
+ */
 function positive(value: number | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new Error(`A2aModule option ${name} must be a positive number, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new Error(`A2aModule option ${name} must be a positive whole number, got ${String(value)}`);
   }
   return value;
 }
@@ -363,10 +366,3 @@ function wholeNumber(value: number | undefined, name: string): number | undefine
   return value;
 }
 
-function nonNegative(value: number | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isFinite(value) || value < 0) {
-    throw new Error(`A2aModule option ${name} must be zero or a positive number, got ${String(value)}`);
-  }
-  return value;
-}

@@ -55,7 +55,7 @@ describe('A2aModule', () => {
 
   it('fails at boot, naming the option, on a nonsensical value', async () => {
     await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot({ taskTtlMs: -1 })] }).compile()).rejects.toThrow(
-      'A2aModule option taskTtlMs must be a positive number',
+      'A2aModule option taskTtlMs must be a positive whole number',
     );
   });
 });
@@ -67,5 +67,16 @@ describe('A2aModule path option', () => {
 
   it.each(['', 'a b', 'a//b', '../x?'])('refuses %j at boot, naming the option', (path) => {
     expect(() => A2aModule.forRoot({ path })).toThrow(`A2aModule option path must be a route prefix like "agent" or "api/agent", got ${JSON.stringify(path)}`);
+  });
+});
+
+describe('A2aModule numeric options', () => {
+  it.each([
+    [{ maxEventsPerTask: 1.5 }, 'A2aModule option maxEventsPerTask must be a positive whole number, got 1.5'],
+    [{ keepAliveMs: Number.NaN }, 'A2aModule option keepAliveMs must be a positive whole number, got NaN'],
+    [{ disconnectGraceMs: -1 }, 'A2aModule option disconnectGraceMs must be zero or a positive whole number, got -1'],
+    [{ disconnectGraceMs: 0.5 }, 'A2aModule option disconnectGraceMs must be zero or a positive whole number, got 0.5'],
+  ])('refuses %j at boot, naming the option', async (options, message) => {
+    await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot(options)] }).compile()).rejects.toThrow(message);
   });
 });

@@ -38,7 +38,7 @@ describe('AgentCardService', () => {
   });
 
   it('fails at boot on a nonsensical number option', () => {
-    expect(() => resolveA2aConfig({ keepAliveMs: 0 })).toThrow('keepAliveMs must be a positive number');
+    expect(() => resolveA2aConfig({ keepAliveMs: 0 })).toThrow('keepAliveMs must be a positive whole number');
     expect(() => resolveA2aConfig({ maxEventsPerTask: Number.NaN })).toThrow('maxEventsPerTask');
   });
 });

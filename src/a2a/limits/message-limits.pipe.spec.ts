@@ -32,7 +32,7 @@ describe('message limits', () => {
       maxFrameFieldBytes: 16 * 1024,
       drainTimeoutMs: 10_000,
     });
-    expect(() => resolveA2aConfig({ maxPartsPerMessage: 0 }, {})).toThrow('maxPartsPerMessage must be a positive number');
+    expect(() => resolveA2aConfig({ maxPartsPerMessage: 0 }, {})).toThrow('maxPartsPerMessage must be a positive whole number');
     expect(resolveA2aConfig({ maxFrameFieldBytes: 10 }, {}).maxFrameFieldBytes).toBe(256);
   });
 });
