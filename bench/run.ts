@@ -34,8 +34,6 @@ type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, lo
 /** The built-in sections, in the order they run. */
 const BUILTIN: ReadonlyArray<[string, Builtin]> = [
   ['empty', async (c, p, r, l) => void (r.emptyTask = await measureEmptyTask(c, p, l))],
-  ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, p.redis ? CURVE_TARGETS_WITH_REDIS : CURVE_TARGETS, l))],
-  ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, p.redis !== undefined, l))],
   [
     'executor',
     async (c, p, r, l) => {
@@ -44,6 +42,8 @@ const BUILTIN: ReadonlyArray<[string, Builtin]> = [
       r.executorOverhead = await measureExecutorOverheadInChild(c);
     },
   ],
+  ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, p.redis ? CURVE_TARGETS_WITH_REDIS : CURVE_TARGETS, l))],
+  ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, p.redis !== undefined, l))],
   ['memory', async (c, p, r, l) => void (r.taskMemory = await measureTaskMemory(c, p, p.redis ? ['toolstream', 'toolstream-redis'] : ['toolstream'], l))],
   ['idle', async (c, p, r, l) => void (r.idleMemory = await measureIdleMemory(c, p, l))],
 ];

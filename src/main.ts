@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { applyHttpTimeouts } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { portFromEnv } from './app.config';
 import { AppModule } from './app.module';
@@ -18,6 +19,9 @@ async function bootstrap(): Promise<void> {
     // The spans of the last tasks leave before the process does.
     exit: (code) => void (stopTracing?.() ?? Promise.resolve()).catch(() => undefined).finally(() => process.exit(code)),
   });
+  // Deliberate limits on slow clients: headers within 10 s, a whole request within 30 s, idle
+  // keep-alive connections closed after 5 s (see docs/reliability.md).
+  applyHttpTimeouts(app.getHttpServer());
   await app.listen(port);
   Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
 }

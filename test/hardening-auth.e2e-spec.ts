@@ -146,7 +146,8 @@ describe('auth (e2e): API keys and bearer tokens from the environment, owner-onl
     expect(jsonRpcRefusal.headers.get('www-authenticate')).toContain('Bearer realm="a2a"');
     expect(await jsonRpcRefusal.json()).toEqual({
       jsonrpc: '2.0',
-      id: 'auth-1',
+      // Refused from the headers, before a byte of the body (and its id) is read.
+      id: null,
       error: {
         code: -32000,
         message: expect.stringMatching(credential === 'none' ? /^Authentication required: send / : /^Invalid credentials: send /),

@@ -270,7 +270,7 @@ describe('a client that stops reading (e2e)', () => {
     await fetch(`${base}/a2a`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'storm' }] }, configuration: { returnImmediately: true } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'storm' }] }, configuration: { returnImmediately: true } } }),
     }).then((r) => r.text());
     return nextRun;
   }

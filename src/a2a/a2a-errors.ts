@@ -24,6 +24,17 @@ export interface FieldViolation {
 
 const BAD_REQUEST_TYPE = 'type.googleapis.com/google.rpc.BadRequest';
 
+/** Longest echo of a client's value in an error: enough to recognise it, never a copy of a huge input. */
+export const MAX_ECHO_LENGTH = 64;
+
+/** A client's value as an error may echo it: at most MAX_ECHO_LENGTH characters, a cut marked with "…". */
+export function echo(value: string): string {
+  if (value.length <= MAX_ECHO_LENGTH) return value;
+  // Never half of a surrogate pair.
+  const kept = value.slice(0, MAX_ECHO_LENGTH - 1).replace(/[\uD800-\uDBFF]$/, '');
+  return `${kept}…`;
+}
+
 /** JSON-RPC's own request errors (-32700, -32600, -32601, -32602), which A2A gives no error type. */
 export class JsonRpcRequestError extends Error {
   constructor(
@@ -102,8 +113,12 @@ export const bodyTooDeep = (max: number): A2aHttpError =>
     { '@type': BAD_REQUEST_TYPE, fieldViolations: [{ field: 'body', description: `nested deeper than ${max} levels` }] },
   ]);
 
+/** A body still arriving when its time is up (a client that trickles it, or stalls). */
+export const bodyTimedOut = (timeoutMs: number): A2aHttpError =>
+  new A2aHttpError(408, 'DEADLINE_EXCEEDED', -32600, `The request body did not arrive within ${timeoutMs} ms (bodyTimeoutMs)`);
+
 export const bodyUnreadable = (httpStatus: 400 | 415, detail: string): A2aHttpError =>
-  new A2aHttpError(httpStatus, 'INVALID_ARGUMENT', -32600, `The request body could not be read: ${detail}`);
+  new A2aHttpError(httpStatus, 'INVALID_ARGUMENT', -32600, `The request body could not be read: ${echo(detail)}`);
 
 /** The HTTP status a JSON-RPC error goes out with: that of an A2aHttpError, else 200. */
 export function jsonRpcHttpStatus(err: unknown): { status: number; headers: Record<string, string> } {
@@ -111,15 +126,17 @@ export function jsonRpcHttpStatus(err: unknown): { status: number; headers: Reco
 }
 
 export const parseError = (detail: string): JsonRpcRequestError =>
-  new JsonRpcRequestError(-32700, `Invalid JSON payload: ${detail}`);
+  new JsonRpcRequestError(-32700, `Invalid JSON payload: ${echo(detail)}`);
 
 export const invalidRequest = (detail: string): JsonRpcRequestError =>
   new JsonRpcRequestError(-32600, `Invalid JSON-RPC request: ${detail}`);
 
 export const methodNotFound = (method: string, hint = ''): JsonRpcRequestError =>
-  new JsonRpcRequestError(-32601, `Method not found: ${method}${hint ? ` (${hint})` : ''}`);
+  new JsonRpcRequestError(-32601, `Method not found: ${echo(method)}${hint ? ` (${hint})` : ''}`);
 
 export function invalidParams(violations: FieldViolation[]): JsonRpcRequestError {
+  // Field names are paths the validator built; a client's keys could make them long.
+  violations = violations.map((v) => ({ field: echo(v.field), description: v.description }));
   const list = violations.map((v) => `${v.field}: ${v.description}`).join('; ');
   return new JsonRpcRequestError(-32602, `Invalid parameters: ${list}`, violations);
 }
@@ -127,7 +144,7 @@ export function invalidParams(violations: FieldViolation[]): JsonRpcRequestError
 const now = (): string => new Date().toISOString();
 
 export const taskNotFound = (taskId: string): A2AError =>
-  new TaskNotFoundError({ message: `Task ${taskId} not found`, metadata: { taskId, timestamp: now() } });
+  new TaskNotFoundError({ message: `Task ${echo(taskId)} not found`, metadata: { taskId: echo(taskId), timestamp: now() } });
 
 export const taskNotCancelable = (taskId: string, state: string): A2AError =>
   new TaskNotCancelableError({
@@ -145,8 +162,8 @@ export const contentTypeNotSupported = (message: string): A2AError => new Conten
 
 export const versionNotSupported = (requested: string, detail = ''): A2AError =>
   new VersionNotSupportedError({
-    message: `A2A protocol version ${JSON.stringify(requested)} is not supported${detail ? `: ${detail}` : ''}; supported: ${PROTOCOL_VERSIONS.join(', ')}`,
-    metadata: { requestedVersion: requested, supportedVersions: PROTOCOL_VERSIONS.join(',') },
+    message: `A2A protocol version ${JSON.stringify(echo(requested))} is not supported${detail ? `: ${detail}` : ''}; supported: ${PROTOCOL_VERSIONS.join(', ')}`,
+    metadata: { requestedVersion: echo(requested), supportedVersions: PROTOCOL_VERSIONS.join(',') },
   });
 
 export const extensionSupportRequired = (uris: string[]): A2AError =>

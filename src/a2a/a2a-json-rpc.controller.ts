@@ -97,7 +97,7 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
         }
         case 'SendStreamingMessage':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
         case 'GetTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
         case 'ListTasks':
@@ -114,7 +114,7 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
         }
         case 'message/stream':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res)).messages };
+          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
         case 'tasks/get':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
         case 'tasks/cancel':
@@ -193,7 +193,12 @@ function readCall(body: unknown): JsonRpcCall {
   return { id, method, params };
 }
 
+/**
+ * Whether a hint names the other version: only for that version's real method names. The SDK's
+ * lookups use `in`, which also answers for names every object inherits (`toString`, `__proto__`).
+ */
 function versionHint(method: string, ctx: A2aCallContext): string {
+  if (method in Object.prototype) return '';
   if (ctx.version === '0.3' && isV1JsonRpcMethod(method)) return 'an A2A 1.0 method: send the header A2A-Version: 1.0';
   if (ctx.version === '1.0' && isLegacyJsonRpcMethod(method)) return 'an A2A 0.3 method: send A2A-Version: 0.3, or no A2A-Version';
   return '';

@@ -60,10 +60,11 @@ export class A2aController {
   async streamMessage(
     @CallContext() ctx: A2aCallContext,
     @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto,
+    @Headers(LAST_EVENT_ID_HEADER) lastEventId: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<Observable<MessageEvent>> {
     res.set(extensionHeaders(ctx));
-    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res)).messages;
+    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res, lastEventId)).messages;
   }
 
   @Get(REST_ROUTES.tasks)

@@ -52,6 +52,12 @@ export interface A2aModuleOptions {
   disconnectGraceMs?: number;
   /** Interval of the `: keep-alive` comment on every open stream (default 15000 ms). */
   keepAliveMs?: number;
+  /**
+   * A stream whose client has not read for this long while its buffer is full is closed
+   * (default 60000 ms); its task goes on and the client resumes with Last-Event-ID. Counted in
+   * `TaskService.metrics().stalledStreamsClosed`.
+   */
+  stalledStreamTimeoutMs?: number;
   /** How long a finished task stays readable (GetTask, replay) before it is forgotten (default 1 hour). */
   taskTtlMs?: number;
   /**
@@ -100,6 +106,12 @@ export interface A2aModuleOptions {
    * 413, with JSON-RPC error -32600 on the JSON-RPC binding, naming the limit.
    */
   maxBodyBytes?: number;
+  /**
+   * Time budget for reading a request body (default 10000 ms), counted once the headers are in
+   * and the credentials checked. A body not fully arrived by then: HTTP 408 (JSON-RPC -32600),
+   * and the connection is closed.
+   */
+  bodyTimeoutMs?: number;
   /**
    * How deep arrays and objects may nest in a request body (default 64): deeper is -32600 / HTTP
    * 400, before any recursive walk of the request could overflow the stack.
@@ -213,6 +225,7 @@ export interface A2aConfig {
   cancelOnDisconnect: boolean;
   disconnectGraceMs: number;
   keepAliveMs: number;
+  stalledStreamTimeoutMs: number;
   taskTtlMs: number;
   maxEventsPerTask: number;
   maxFinishedToolsPerTask: number;
@@ -223,6 +236,7 @@ export interface A2aConfig {
   runDeadlineMs: number;
   cancelTimeoutMs: number;
   maxBodyBytes: number;
+  bodyTimeoutMs: number;
   maxJsonDepth: number;
   maxPartsPerMessage: number;
   maxTextLength: number;
@@ -236,6 +250,7 @@ export interface A2aConfig {
 
 export const A2A_DEFAULTS = {
   keepAliveMs: 15_000,
+  stalledStreamTimeoutMs: 60_000,
   disconnectGraceMs: 3_000,
   taskTtlMs: 60 * 60_000,
   maxEventsPerTask: 10_000,
@@ -247,6 +262,7 @@ export const A2A_DEFAULTS = {
   runDeadlineMs: 30 * 60_000,
   cancelTimeoutMs: 5_000,
   maxBodyBytes: 1024 * 1024,
+  bodyTimeoutMs: 10_000,
   maxJsonDepth: 64,
   maxPartsPerMessage: 64,
   maxTextLength: 100_000,
@@ -286,6 +302,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     cancelOnDisconnect: options.cancelOnDisconnect ?? true,
     disconnectGraceMs: wholeNumber(options.disconnectGraceMs, 'disconnectGraceMs') ?? A2A_DEFAULTS.disconnectGraceMs,
     keepAliveMs: positive(options.keepAliveMs, 'keepAliveMs') ?? A2A_DEFAULTS.keepAliveMs,
+    stalledStreamTimeoutMs: positive(options.stalledStreamTimeoutMs, 'stalledStreamTimeoutMs') ?? A2A_DEFAULTS.stalledStreamTimeoutMs,
     taskTtlMs: positive(options.taskTtlMs, 'taskTtlMs') ?? A2A_DEFAULTS.taskTtlMs,
     maxEventsPerTask: positive(options.maxEventsPerTask, 'maxEventsPerTask') ?? A2A_DEFAULTS.maxEventsPerTask,
     maxFinishedToolsPerTask: wholeNumber(options.maxFinishedToolsPerTask, 'maxFinishedToolsPerTask') ?? A2A_DEFAULTS.maxFinishedToolsPerTask,
@@ -296,6 +313,7 @@ export function resolveA2aConfig(options: A2aModuleOptions = {}, env: NodeJS.Pro
     runDeadlineMs: positive(options.runDeadlineMs, 'runDeadlineMs') ?? A2A_DEFAULTS.runDeadlineMs,
     cancelTimeoutMs: positive(options.cancelTimeoutMs, 'cancelTimeoutMs') ?? A2A_DEFAULTS.cancelTimeoutMs,
     maxBodyBytes: positive(options.maxBodyBytes, 'maxBodyBytes') ?? A2A_DEFAULTS.maxBodyBytes,
+    bodyTimeoutMs: positive(options.bodyTimeoutMs, 'bodyTimeoutMs') ?? A2A_DEFAULTS.bodyTimeoutMs,
     maxJsonDepth: positive(options.maxJsonDepth, 'maxJsonDepth') ?? A2A_DEFAULTS.maxJsonDepth,
     maxPartsPerMessage: positive(options.maxPartsPerMessage, 'maxPartsPerMessage') ?? A2A_DEFAULTS.maxPartsPerMessage,
     maxTextLength: positive(options.maxTextLength, 'maxTextLength') ?? A2A_DEFAULTS.maxTextLength,

@@ -19,6 +19,7 @@ import { createTaskStore } from './store/create-task-store';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { A2aDrainService } from './shutdown/a2a-drain.service';
+import { ClientStreams } from './streams/client-streams';
 import { A2aDrainHealth } from './shutdown/a2a-drain.health';
 import { TaskStoreHealth } from './store/task-store.health';
 import { DrainGuard } from './shutdown/drain.guard';
@@ -53,6 +54,7 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     A2aDrainHealth,
     TaskStoreHealth,
     DrainGuard,
+    ClientStreams,
     MessageLimitsPipe,
     { provide: APP_FILTER, useClass: BodyParseFilter },
   ],

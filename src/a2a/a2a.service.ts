@@ -19,6 +19,7 @@ import { callerOf } from './auth/a2a-auth.guard';
 import { checkTextLength } from './limits/message-limits.pipe';
 import {
   contentTypeNotSupported,
+  echo,
   invalidParams,
   pushNotificationNotSupported,
   taskNotCancelable,
@@ -34,6 +35,7 @@ import { toSseMessages, withKeepAlive, type StreamFraming } from './sse-framing'
 import type { TaskEvent } from './task-event';
 import type { TaskView } from './store/task-store';
 import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
+import { ClientStreams } from './streams/client-streams';
 
 const v03 = new V03PushNotificationSerializer();
 
@@ -59,6 +61,7 @@ export class A2aService {
     private readonly tasks: TaskService,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
     @Inject(AGENT_EXTENSIONS) private readonly extensions: AgentExtension[],
+    private readonly clientStreams: ClientStreams,
   ) {}
 
   /** Version and extension negotiation for one request, with the caller A2aAuthGuard resolved. */
@@ -94,19 +97,40 @@ export class A2aService {
    * The caller leaving before that cancels it (option `cancelOnDisconnect`).
    */
   async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
-    const task = await this.tasks.start(await this.startInput(request, ctx));
+    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    // A retry of a message already sent answers with its task, which runs once.
+    const task = claimed.repeated ?? (await this.tasks.start(claimed.input));
     if (!request.configuration?.returnImmediately) {
-      this.cancelIfClientLeaves(response, task);
+      if (!claimed.repeated) this.cancelIfClientLeaves(response, task);
       await task.settled;
     }
     return task.snapshot({ historyLength: request.configuration?.historyLength });
   }
 
-  /** SendStreamingMessage: starts a task and streams all of it, from its first event (the Task). */
-  async streamMessage(request: SendRequest, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Promise<TaskStream> {
-    const { task, events, release } = await this.tasks.startStreaming(await this.startInput(request, ctx), {
+  /**
+   * SendStreamingMessage: starts a task and streams all of it, from its first event (the Task).
+   * A retry of a message already sent follows that message's task instead: from its start, or
+   * from `lastEventId`.
+   */
+  async streamMessage(
+    request: SendRequest,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+    lastEventId?: string,
+  ): Promise<TaskStream> {
+    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    if (claimed.repeated) {
+      const task = claimed.repeated;
+      let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
+      // A finished task with nothing after: the Task as it is now.
+      if (task.isTerminal && after >= task.lastSeq) after = undefined;
+      const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response, framing) });
+      return { task, messages: this.frame(events, ctx, framing, response) };
+    }
+    const { task, events, release } = await this.tasks.startStreaming(claimed.input, {
       toolFrames: ctx.toolFrames,
-      pace: responsePace(response),
+      pace: responsePace(response, framing),
     });
     // A client gone before its stream attached must not pin the task's events for good.
     response.once('close', release);
@@ -162,7 +186,7 @@ export class A2aService {
         taskId: task.id,
       });
     }
-    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response) });
+    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response, framing) });
     return { task, messages: this.frame(events, ctx, framing, response) };
   }
 
@@ -177,16 +201,26 @@ export class A2aService {
    * resumes with Last-Event-ID rather than read a stream with a hole.
    */
   private frame(events: Observable<TaskEvent>, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Observable<MessageEvent> {
+    this.clientStreams.track(response, () => this.closeByServer(response));
     return events.pipe(
       toSseMessages(ctx.version, framing),
       withKeepAlive(this.config.keepAliveMs),
       catchError((err: unknown) => {
         if (!(err instanceof StreamOverrunError)) throw err;
-        this.closedByServer.add(response);
-        response.destroy();
+        this.closeByServer(response);
         return EMPTY;
       }),
     );
+  }
+
+  /**
+   * Closes a stream too slow to keep: its client is gone or not reading, so its task is not
+   * cancelled. The connection is reset, so the kernel drops what the client left unread.
+   */
+  private closeByServer(response: ServerResponse): void {
+    this.closedByServer.add(response);
+    if (response.socket && !response.socket.destroyed) response.socket.resetAndDestroy();
+    else response.destroy();
   }
 
   /** Checks a send request against the task it names and the output modes, and reads its text. */
@@ -204,7 +238,7 @@ export class A2aService {
     const accepted = request.configuration?.acceptedOutputModes ?? [];
     if (!acceptsOutput(accepted, this.config.card.defaultOutputModes)) {
       throw contentTypeNotSupported(
-        `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${accepted.join(', ')}`,
+        `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${echo(accepted.join(', '))}`,
       );
     }
     const text = messageText(message);
@@ -241,13 +275,39 @@ export class A2aService {
   }
 }
 
-/** An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on drain. */
-function responsePace(response: ServerResponse): StreamPace {
+/**
+ * Events an @Sse stream takes per event-loop turn. Nest writes them to the response a tick
+ * later, so within a turn the response's buffer cannot say "wait"; without a cap a replayed
+ * backlog would pile up in Nest's queue, which drops the connection past 4 MB.
+ */
+const SSE_EVENTS_PER_TURN = 32;
+
+/**
+ * An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on
+ * drain. The HTTP+JSON binding's streams (Nest's @Sse) also take at most SSE_EVENTS_PER_TURN
+ * events per turn; the JSON-RPC binding writes each event at once, so its buffer tells all.
+ */
+function responsePace(response: ServerResponse, framing: StreamFraming): StreamPace {
+  const perTurn = framing.binding === 'rest' ? SSE_EVENTS_PER_TURN : Infinity;
+  let taken = 0;
+  let turn: NodeJS.Immediate | undefined;
   return {
-    ready: () => !response.writableNeedDrain,
+    ready: () => {
+      if (response.writableNeedDrain || taken >= perTurn) return false;
+      taken += 1;
+      turn ??= setImmediate(() => {
+        taken = 0;
+        turn = undefined;
+      });
+      return true;
+    },
     whenReady: (callback) => {
-      response.once('drain', callback);
-      return () => response.off('drain', callback);
+      if (response.writableNeedDrain) {
+        response.once('drain', callback);
+        return () => response.off('drain', callback);
+      }
+      const next = setImmediate(callback);
+      return () => clearImmediate(next);
     },
   };
 }
@@ -260,7 +320,7 @@ function messageRequired(): never {
 function parseLastEventId(raw: string, task: TaskView): number {
   const value = raw.trim();
   if (!/^\d{1,15}$/.test(value)) {
-    throw invalidParams([{ field: 'Last-Event-ID', description: `must be an event id (a non-negative integer), got ${JSON.stringify(raw.slice(0, 40))}` }]);
+    throw invalidParams([{ field: 'Last-Event-ID', description: `must be an event id (a non-negative integer), got ${JSON.stringify(echo(raw))}` }]);
   }
   const seq = Number(value);
   if (seq > task.lastSeq) {

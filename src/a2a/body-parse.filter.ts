@@ -6,6 +6,7 @@ import {
   A2aHttpError,
   bodyTooLarge,
   bodyUnreadable,
+  echo,
   invalidParams,
   jsonRpcHttpStatus,
   parseError,
@@ -83,7 +84,7 @@ export class BodyParseFilter extends BaseExceptionFilter {
     if (exception instanceof A2aHttpError || exception instanceof JsonRpcRequestError) return exception;
     if (exception instanceof BadRequestException) {
       const param = UNDECODABLE_PARAM.exec(exception.message);
-      if (param) return invalidParams([{ field: 'id', description: `is not valid percent-encoding: ${JSON.stringify(param[1].slice(0, 40))}` }]);
+      if (param) return invalidParams([{ field: 'id', description: `is not valid percent-encoding: ${JSON.stringify(echo(param[1]))}` }]);
       // Nest turns the application parser's SyntaxError into a BadRequestException; a parser
       // failure leaves the body of a POST unset, and any other 400 is not ours to reshape.
       return req.method === 'POST' && req.body === undefined ? parseError(exception.message) : undefined;

@@ -1,6 +1,6 @@
 import type { Message } from '@a2a-js/sdk';
 import { legacyPushNotificationToV1StreamResponse } from '@a2a-js/sdk/compat/v0_3';
-import { contentTypeNotSupported, invalidParams } from './a2a-errors';
+import { contentTypeNotSupported, echo, invalidParams } from './a2a-errors';
 import type { MessageV03Dto } from './dto/send-message-v03.dto';
 
 /**
@@ -19,7 +19,7 @@ export function messageText(message: Message): string {
         return;
       default:
         throw contentTypeNotSupported(
-          `message.parts[${index}] is a file part${part.mediaType ? ` (${part.mediaType})` : ''}; this agent reads text and data parts only`,
+          `message.parts[${index}] is a file part${part.mediaType ? ` (${echo(part.mediaType)})` : ''}; this agent reads text and data parts only`,
         );
     }
   });

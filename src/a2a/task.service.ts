@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
@@ -7,10 +7,11 @@ import { AgentBus } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { invalidParams, tooManyLiveTasks } from './a2a-errors';
+import { echo, invalidParams, tooManyLiveTasks } from './a2a-errors';
 import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
+import { ClientStreams } from './streams/client-streams';
 import { TaskStore, type Conversation, type ListTasksQuery, type TaskPage, type TaskView, type WrittenTask } from './store/task-store';
 import { TaskBusBinding, TOPICS_PER_TASK } from './task-bus-binding';
 import { followTask, type FollowOptions } from './task-stream';
@@ -25,12 +26,20 @@ export interface StartTaskInput {
   text: string;
   caller: CallerId;
   metadata?: Record<string, unknown>;
+  /** The id claimed for the task with its message (see `claim`); unset: a fresh one. */
+  taskId?: string;
   /** The caller's trace context: the task's `invoke_agent` span continues it. */
   traceContext?: Context;
 }
 
+/** A send is either a new message, to start, or a retry of one whose task is still kept. */
+export type ClaimedSend = { input: StartTaskInput; repeated?: undefined } | { repeated: TaskView };
+
 /** Seconds a client refused for too many live tasks is told to wait (Retry-After). */
 const LIVE_LIMIT_RETRY_AFTER_S = 5;
+/** How long a retry waits for a concurrent send of the same message to create its task. */
+const CLAIM_WAIT_MS = 2_000;
+const CLAIM_POLL_MS = 10;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -44,6 +53,8 @@ export interface A2aMetrics {
   openStreams: number;
   /** Tool frames from the bus that failed tool-call-v1 validation (logged, not forwarded); only grows. */
   rejectedFrames: number;
+  /** Streams closed because their client stopped reading (stalledStreamTimeoutMs); a count since start. */
+  stalledStreamsClosed: number;
   /** Tool frames from the bus accepted into tasks; only grows. */
   frames: number;
   /** Tasks written here that reached each terminal state (`completed`, `failed`, `canceled`, `rejected`); only grows. */
@@ -79,6 +90,7 @@ export class TaskService {
     private readonly bus: AgentBus,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
     private readonly store: TaskStore,
+    @Optional() private readonly clientStreams?: ClientStreams,
   ) {
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
@@ -93,6 +105,28 @@ export class TaskService {
   async close(): Promise<void> {
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     await this.store.close();
+  }
+
+  /**
+   * Sends are idempotent per caller and messageId: a message this caller already sent, while
+   * the task it started is kept, answers with that task (no second run); another caller's equal
+   * messageId is another message. A new message comes back with its task id claimed, for
+   * `start` / `startStreaming`.
+   */
+  async claim(input: StartTaskInput): Promise<ClaimedSend> {
+    const messageId = input.message.messageId;
+    if (!messageId) return { input };
+    const taskId = randomUUID();
+    const earlier = await this.store.claimMessage(input.caller, messageId, taskId);
+    if (earlier === undefined) return { input: { ...input, taskId } };
+    // A concurrent send of the same message may still be creating its task.
+    for (let waited = 0; waited <= CLAIM_WAIT_MS; waited += CLAIM_POLL_MS) {
+      const task = await this.store.get(earlier);
+      if (task) return { repeated: task };
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
+    }
+    // Its creation failed and gave the claim back: this send is the message's first.
+    return this.claim(input);
   }
 
   /**
@@ -137,7 +171,7 @@ export class TaskService {
       throw invalidParams([
         {
           field: 'message.contextId',
-          description: `conversation ${contextId} already holds ${conversation.tasks} messages, the limit (maxHistoryLength); start a new conversation (send no contextId)`,
+          description: `conversation ${echo(contextId ?? '')} already holds ${conversation.tasks} messages, the limit (maxHistoryLength); start a new conversation (send no contextId)`,
         },
       ]);
     }
@@ -168,6 +202,7 @@ export class TaskService {
     } finally {
       this.admitting -= 1;
       if (!task) this.countLive(input.caller, -1);
+      if (!task && input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
     }
   }
 
@@ -179,7 +214,7 @@ export class TaskService {
 
   /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
   private async create(input: StartTaskInput): Promise<{ task: WrittenTask; runContext: Context }> {
-    const id = randomUUID();
+    const id = input.taskId ?? randomUUID();
     const contextId = input.message.contextId || randomUUID();
     const task = await this.store.create({
       id,
@@ -312,6 +347,7 @@ export class TaskService {
       topicSubscriptions: this.binding.boundTasks * TOPICS_PER_TASK,
       openStreams: this.streams.open,
       rejectedFrames: this.binding.rejectedFrames,
+      stalledStreamsClosed: this.clientStreams?.stalledStreamsClosed ?? 0,
       frames: this.binding.acceptedFrames,
       finishedTasks: { ...this.finishedTasks },
     };

@@ -4,7 +4,7 @@ import type { CallerId } from '../task-record';
 import { A2aAuthService } from './a2a-auth.service';
 
 const CALLER = Symbol('A2A_CALLER');
-type AuthenticatedRequest = { headers: IncomingHttpHeaders; [CALLER]?: CallerId };
+type AuthenticatedRequest = { headers: IncomingHttpHeaders; rawHeaders?: string[]; [CALLER]?: CallerId };
 
 /**
  * Authenticates every request of the A2A bindings (the agent card stays public): the caller it
@@ -16,7 +16,7 @@ export class A2aAuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    req[CALLER] = this.auth.authenticate(req.headers);
+    req[CALLER] = this.auth.authenticate(req.headers, req.rawHeaders);
     return true;
   }
 }

@@ -50,7 +50,20 @@ describe('A2aAuthService', () => {
     expect(wrong.message).toMatch(/^Invalid credentials/);
     expect(wrong.headers['WWW-Authenticate']).toContain('error="invalid_token"');
     expect(JSON.stringify([wrong.message, wrong.headers, wrong.details])).not.toContain(KEY_A);
-    expect(refusal(auth, { authorization: `Basic ${TOKEN}` }).message).toMatch(/^Authentication required/);
+    expect(refusal(auth, { authorization: `Basic ${TOKEN}` }).message).toMatch(/^Invalid credentials/);
+  });
+
+  it('fails on any invalid credential, whatever valid one comes with it, and on credentials of two callers', () => {
+    expect(refusal(auth, { 'x-api-key': KEY_A, authorization: 'Bearer nope-nope-nope-nope' }).message).toMatch(/^Invalid credentials/);
+    expect(refusal(auth, { 'x-api-key': 'nope-nope-nope-nope', authorization: `Bearer ${TOKEN}` }).message).toMatch(/^Invalid credentials/);
+    expect(refusal(auth, { 'x-api-key': '', authorization: `Bearer ${TOKEN}` }).message).toMatch(/^Invalid credentials/);
+    expect(refusal(auth, { 'x-api-key': KEY_A, authorization: `Bearer ${TOKEN}` }).message).toMatch(/^Credentials of more than one caller/);
+    // Repeated headers, as the raw list has them.
+    expect(() => auth.authenticate({}, ['X-API-Key', KEY_A, 'x-api-key', 'nope-nope-nope-nope'])).toThrow(/^Invalid credentials/);
+    expect(() => auth.authenticate({}, ['Authorization', `Bearer ${TOKEN}`, 'authorization', 'Bearer nope-nope-nope'])).toThrow(/^Invalid credentials/);
+    expect(auth.authenticate({}, ['X-API-Key', KEY_A, 'X-API-Key', KEY_A])).toBe(auth.authenticate({ 'x-api-key': KEY_A }));
+    // A header of a scheme the server does not take is not read.
+    expect(service({ auth: { apiKeys: [KEY_A] } }).authenticate({ 'x-api-key': KEY_A, authorization: 'Bearer something-else-entirely' })).toBeDefined();
   });
 
   it('maps the refusal onto both bindings: JSON-RPC custom error -32000, HTTP+JSON UNAUTHENTICATED', () => {

@@ -40,13 +40,22 @@ function match(credentials: readonly Credential[], presented: string): string | 
   return caller;
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  const first = Array.isArray(value) ? value[0] : value;
-  return first === undefined || first.trim() === '' ? undefined : first.trim();
+/**
+ * Every value a request gives a header, repeated ones included: Node keeps only the first
+ * `Authorization` in `headers` (and joins repeated `X-API-Key`s), so the raw list is read when there.
+ */
+function headerValues(name: string, headers: IncomingHttpHeaders, rawHeaders?: readonly string[]): string[] {
+  if (rawHeaders) {
+    const values: string[] = [];
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) values.push(rawHeaders[i + 1].trim());
+    return values;
+  }
+  const value = headers[name];
+  return (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((v) => v.trim());
 }
 
-function bearerToken(authorization: string | undefined): string | undefined {
-  const found = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+function bearerToken(authorization: string): string | undefined {
+  const found = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   return found ? found[1] : undefined;
 }
 
@@ -68,18 +77,31 @@ export class A2aAuthService {
     return this.apiKeys.length > 0 || this.bearerTokens.length > 0;
   }
 
-  /** The caller the request's credentials name; 401 when they are missing or match nothing. */
-  authenticate(headers: IncomingHttpHeaders): CallerId {
+  /**
+   * The caller the request's credentials name. Every credential presented in a header this
+   * server reads (`X-API-Key` when it takes keys, `Authorization` when it takes bearer tokens)
+   * must be valid, and all must name the same caller: one wrong or foreign credential beside a
+   * valid one is 401, never a pass. None presented is 401 too.
+   */
+  authenticate(headers: IncomingHttpHeaders, rawHeaders?: readonly string[]): CallerId {
     if (!this.enabled) return undefined;
-    const apiKey = this.apiKeys.length > 0 ? headerValue(headers[API_KEY_HEADER.toLowerCase()]) : undefined;
-    const token = this.bearerTokens.length > 0 ? bearerToken(headerValue(headers.authorization)) : undefined;
-    const caller = (apiKey === undefined ? undefined : match(this.apiKeys, apiKey)) ?? (token === undefined ? undefined : match(this.bearerTokens, token));
-    if (caller !== undefined) return caller;
-    const presented = apiKey !== undefined || token !== undefined;
+    const apiKeys = this.apiKeys.length > 0 ? headerValues(API_KEY_HEADER.toLowerCase(), headers, rawHeaders) : [];
+    const authorizations = this.bearerTokens.length > 0 ? headerValues('authorization', headers, rawHeaders) : [];
+    const callers = new Set<string | undefined>([
+      ...apiKeys.map((key) => match(this.apiKeys, key)),
+      ...authorizations.map((value) => {
+        const token = bearerToken(value);
+        return token === undefined ? undefined : match(this.bearerTokens, token);
+      }),
+    ]);
+    const [caller] = callers;
+    if (callers.size === 1 && caller !== undefined) return caller;
+    const presented = callers.size > 0;
+    const badToken = authorizations.some((value) => bearerToken(value) !== undefined);
     // Never echo what was presented: a near miss of a real secret is a secret too.
     throw authenticationRequired(
-      `${presented ? 'Invalid credentials' : 'Authentication required'}: send ${this.accepted().join(' or ')}`,
-      this.challenges(token !== undefined),
+      `${!presented ? 'Authentication required' : callers.has(undefined) ? 'Invalid credentials' : 'Credentials of more than one caller'}: send ${this.accepted().join(' or ')}`,
+      this.challenges(badToken && callers.has(undefined)),
     );
   }
 

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { A2A_CONFIG } from '../a2a.constants';
 import type { A2aConfig } from '../a2a.module-definition';
 import type { WrittenTask } from '../store/task-store';
+import { ClientStreams } from '../streams/client-streams';
 import { TaskService } from '../task.service';
 
-/** After the last task is terminal, how long open streams get to flush their final event. */
+/** After the last task is terminal, how long open streams get to send their final event and flush it to the socket. */
 const STREAM_FLUSH_MS = 2_000;
 const POLL_MS = 10;
 
@@ -41,6 +42,7 @@ export class A2aDrainService implements BeforeApplicationShutdown {
   constructor(
     private readonly tasks: TaskService,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
+    @Optional() private readonly clientStreams?: ClientStreams,
   ) {}
 
   get draining(): boolean {
@@ -65,12 +67,16 @@ export class A2aDrainService implements BeforeApplicationShutdown {
     await this.until(() => this.collect(seen).every((task) => task.isTerminal), timeoutMs);
     const late = this.collect(seen).filter((task) => !task.isTerminal);
     await Promise.all(late.map((task) => this.tasks.cancel(task, 'the server is shutting down')));
+    // Each stream's pipeline ends with the final event, then its response must have handed its
+    // last bytes to the operating system: closing the server before that would cut them off.
+    const flushBy = Date.now() + STREAM_FLUSH_MS;
     await this.until(() => this.tasks.metrics().openStreams === 0, STREAM_FLUSH_MS);
+    const unflushed = (await this.clientStreams?.flushed(Math.max(0, flushBy - Date.now()))) ?? 0;
     const report: DrainReport = {
       tasks: seen.size,
       finished: seen.size - late.length,
       cancelled: late.length,
-      openStreams: this.tasks.metrics().openStreams,
+      openStreams: Math.max(this.tasks.metrics().openStreams, unflushed),
       durationMs: Date.now() - began,
     };
     this.logger.log(`drained: ${report.finished} finished, ${report.cancelled} cancelled, ${report.openStreams} stream(s) left open, in ${report.durationMs} ms`);

@@ -33,6 +33,9 @@ export class InMemoryTaskStore extends TaskStore {
   /** State each indexed task is filed under. */
   private readonly filedState = new Map<TaskRecord, TaskState>();
   private readonly expiries = new Map<string, NodeJS.Timeout>();
+  /** Claimed messages (owner and messageId) to their task, and each task's claim, to forget it with the task. */
+  private readonly messages = new Map<string, string>();
+  private readonly claims = new Map<string, string>();
   /** Finished tasks, oldest first, with the bytes each holds. */
   private readonly finished = new Map<string, number>();
   private finishedBytes = 0;
@@ -109,6 +112,22 @@ export class InMemoryTaskStore extends TaskStore {
     return Promise.resolve({ tasks: tasks.length, turns });
   }
 
+  claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined> {
+    const key = messageKey(owner, messageId);
+    const earlier = this.messages.get(key);
+    if (earlier !== undefined) return Promise.resolve(earlier);
+    this.messages.set(key, taskId);
+    this.claims.set(taskId, key);
+    return Promise.resolve(undefined);
+  }
+
+  releaseMessage(owner: CallerId, messageId: string, taskId: string): void {
+    const key = messageKey(owner, messageId);
+    if (this.messages.get(key) !== taskId) return;
+    this.messages.delete(key);
+    this.claims.delete(taskId);
+  }
+
   requestCancel(id: string, reason: string): Promise<void> {
     this.cancelHandler?.(id, reason);
     return Promise.resolve();
@@ -162,6 +181,11 @@ export class InMemoryTaskStore extends TaskStore {
   private forget(id: string): void {
     clearTimeout(this.expiries.get(id));
     this.expiries.delete(id);
+    const claim = this.claims.get(id);
+    if (claim !== undefined) {
+      this.claims.delete(id);
+      this.messages.delete(claim);
+    }
     const bytes = this.finished.get(id);
     if (bytes !== undefined) {
       this.finished.delete(id);
@@ -249,4 +273,9 @@ function decodeCursor(token: string): number {
     // falls through to the error below
   }
   throw invalidParams([{ field: 'pageToken', description: 'is not a page token this server issued' }]);
+}
+
+/** One caller's message: the same messageId from another caller is another message. */
+function messageKey(owner: CallerId, messageId: string): string {
+  return JSON.stringify([owner ?? null, messageId]);
 }

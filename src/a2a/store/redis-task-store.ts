@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Task, TaskState, taskStateFromJSON, taskStateToJSON, type Task as TaskType } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
@@ -73,6 +73,8 @@ interface Head {
 export class RedisTaskStore extends TaskStore {
   private readonly logger = new Logger(RedisTaskStore.name);
   private readonly prefix: string;
+  /** Message claims (see claimMessage) of the tasks this instance created, to expire with them. */
+  private readonly claims = new Map<string, string>();
   private readonly subscriber: Redis;
   /** Tasks written here (until they expire here), by id. */
   private readonly written = new Map<string, { record: TaskRecord; lease: string; pending: TaskEvent[]; flush?: NodeJS.Immediate }>();
@@ -120,7 +122,7 @@ export class RedisTaskStore extends TaskStore {
     return this.options.redis;
   }
 
-  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers', ...parts: string[]): string {
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message', ...parts: string[]): string {
     return `${this.prefix}${kind}:${parts.join(':')}`;
   }
 
@@ -138,6 +140,29 @@ export class RedisTaskStore extends TaskStore {
 
   conversation(contextId: string, owner: CallerId): Promise<Conversation> {
     return unavailableIfDown(() => this.readConversation(contextId, owner));
+  }
+
+  /** SET NX with the running task's TTL; `expire` shortens it to the task's retention. */
+  claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined> {
+    return unavailableIfDown(async () => {
+      const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
+      const set = await this.redis.set(key, taskId, 'PX', this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS, 'NX');
+      if (set === 'OK') {
+        this.claims.set(taskId, key);
+        return undefined;
+      }
+      return (await this.redis.get(key)) ?? undefined;
+    });
+  }
+
+  releaseMessage(owner: CallerId, messageId: string, taskId: string): void {
+    const key = this.claims.get(taskId);
+    if (!key) return;
+    this.claims.delete(taskId);
+    // Deleted only while it is still this task's claim.
+    this.redis
+      .eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, taskId)
+      .catch((err: unknown) => this.logger.warn(`releasing the claim of message ${messageId} failed: ${String(err)}`));
   }
 
   private async createTask(init: NewTask): Promise<WrittenTask> {
@@ -253,6 +278,10 @@ export class RedisTaskStore extends TaskStore {
       if (entry) await this.flushNow(entry);
       const owner = entry ? ownerKey(entry.record.owner) : undefined;
       const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs);
+      // The message's claim lives as long as its task.
+      const claim = this.claims.get(id);
+      this.claims.delete(id);
+      if (claim) pipeline.pexpire(claim, afterMs);
       // The conversation and the owner's listing live as long as their newest finished task.
       if (entry && owner !== undefined) pipeline.pexpire(this.key('context', owner, entry.record.contextId), afterMs).pexpire(this.key('owner', owner), afterMs);
       await pipeline.exec();

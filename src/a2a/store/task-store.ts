@@ -111,6 +111,14 @@ export abstract class TaskStore {
   /** The conversation `contextId` as `owner` sees it (another caller's turns never join it). */
   abstract conversation(contextId: string, owner: CallerId): Promise<Conversation>;
   /**
+   * Claims `owner`'s message `messageId` for a new task `taskId`, atomically: resolves undefined
+   * when the claim is new, else with the id of the task that claimed it first (the message is a
+   * retry). A claim lasts as long as its task is kept, and no longer.
+   */
+  abstract claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined>;
+  /** Gives back a claim whose task was never created (its admission failed). */
+  abstract releaseMessage(owner: CallerId, messageId: string, taskId: string): void;
+  /**
    * Asks the instance that writes the task to cancel its run (another instance, in a shared
    * store); that instance's `onCancelRequest` handler gets it.
    */

@@ -1,0 +1,120 @@
+/**
+ * Idempotent sends: a client that retries a message (its first request timed out, its
+ * connection dropped) gets the task that message started, not a second run; another caller's
+ * equal messageId is another message.
+ */
+import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
+import type { ScriptedRun } from './support/scripted-worker';
+import { manual } from './support/scripts';
+import { readSse, rpc, type SseMessage } from './support/sse';
+
+const KEY_A = 'idem-key-a-0a1b2c3d4e5f6071';
+const KEY_B = 'idem-key-b-9f8e7d6c5b4a3021';
+const TTL_MS = 1_500;
+
+const as = (key: string) => ({ 'x-api-key': key });
+const message = (messageId: string, text = 'hello') => ({ messageId, role: 'ROLE_USER', parts: [{ text }] });
+const taskIdOf = async (response: Response): Promise<string> => {
+  const json = (await response.json()) as { result?: { task?: { id: string }; id?: string }; task?: { id: string } };
+  return json.result?.task?.id ?? json.result?.id ?? json.task?.id ?? '';
+};
+
+describe('idempotent sends (e2e)', () => {
+  let server: ScriptedA2aApp;
+
+  beforeAll(async () => {
+    server = await startScriptedA2aApp(manual, { auth: { apiKeys: [KEY_A, KEY_B] }, taskTtlMs: TTL_MS }, { bodyParser: false });
+  });
+  afterAll(() => server.close());
+
+  /** Sends a returnImmediately SendMessage and resolves with the task id and the run it started, if any. */
+  async function send(messageId: string, key = KEY_A): Promise<string> {
+    return taskIdOf(await rpc(server.base, 'SendMessage', { message: message(messageId), configuration: { returnImmediately: true } }, { headers: as(key) }));
+  }
+
+  it('SendMessage repeated on every binding and version: the same task, one run', async () => {
+    const runs = server.worker.runs.size;
+    const first = await send('m-send');
+    expect(await send('m-send')).toBe(first);
+    const rest = await fetch(`${server.base}/message:send`, {
+      method: 'POST',
+      headers: { ...as(KEY_A), 'a2a-version': '1.0', 'content-type': 'application/json' },
+      body: JSON.stringify({ message: message('m-send'), configuration: { returnImmediately: true } }),
+    });
+    expect(await taskIdOf(rest)).toBe(first);
+    const v03 = await rpc(server.base, 'message/send', { message: { kind: 'message', messageId: 'm-send', role: 'user', parts: [{ kind: 'text', text: 'hello' }] }, configuration: { blocking: false } }, { version: null, headers: as(KEY_A) });
+    expect(await taskIdOf(v03)).toBe(first);
+    expect(server.worker.runs.size).toBe(runs + 1);
+  });
+
+  it('a blocking retry waits for the same task and answers it finished; concurrent retries start one run', async () => {
+    const runs = server.worker.runs.size;
+    const nextRun = server.worker.nextRun();
+    const blocking = [0, 1, 2].map(() => rpc(server.base, 'SendMessage', { message: message('m-block') }, { headers: as(KEY_A) }));
+    const run = await nextRun;
+    run.reply('done once');
+    const answers = (await Promise.all(blocking.map(async (r) => (await (await r).json()) as { result: { task: { id: string; status: { state: string } } } }))).map((a) => a.result.task);
+    expect(new Set(answers.map((t) => t.id))).toEqual(new Set([run.id]));
+    expect(answers.map((t) => t.status.state)).toEqual(['TASK_STATE_COMPLETED', 'TASK_STATE_COMPLETED', 'TASK_STATE_COMPLETED']);
+    expect(server.worker.runs.size).toBe(runs + 1);
+  });
+
+  it('SendStreamingMessage repeated follows the task from its start, or from Last-Event-ID', async () => {
+    const runs = server.worker.runs.size;
+    const nextRun = server.worker.nextRun();
+    const first = readSse(await rpc(server.base, 'SendStreamingMessage', { message: message('m-stream') }, { headers: as(KEY_A) }));
+    const run: ScriptedRun = await nextRun;
+    await first.next();
+    run.started('c1', 'weather', { city: 'Paris' });
+
+    const retry = await collectAfter(rpc(server.base, 'SendStreamingMessage', { message: message('m-stream') }, { headers: as(KEY_A) }));
+    const rest = await collectAfter(
+      fetch(`${server.base}/message:stream`, {
+        method: 'POST',
+        headers: { ...as(KEY_A), 'a2a-version': '1.0', 'content-type': 'application/json', 'last-event-id': '1' },
+        body: JSON.stringify({ message: message('m-stream') }),
+      }),
+    );
+    run.completed('c1', 'weather', { sunny: true });
+    run.reply('done');
+    const [fromStart, fromOne] = await Promise.all([retry.all, rest.all]);
+    const ids = fromStart.map((m) => Number(m.id));
+    // The Task, the frame started, completed, the answer, COMPLETED: all of it, from the start.
+    expect(ids).toEqual([1, 2, 3, 4, 5]);
+    expect(fromStart[0].data).toContain(`"id":"${run.id}"`);
+    expect(fromStart[4].data).toContain('TASK_STATE_COMPLETED');
+    expect(fromOne.map((m) => Number(m.id))).toEqual([2, 3, 4, 5]);
+    expect(server.worker.runs.size).toBe(runs + 1);
+    await first.return(undefined);
+  });
+
+  /** Opens a stream and collects it to the end, once it has attached (the first event is in). */
+  async function collectAfter(request: Promise<Response>): Promise<{ all: Promise<SseMessage[]> }> {
+    const events = readSse(await request);
+    const head = await events.next();
+    const rest = (async () => {
+      const all = head.done ? [] : [head.value];
+      for await (const m of events) all.push(m);
+      return all.filter((m) => m.data !== undefined);
+    })();
+    // Wrapped: an async function returning a promise would wait for the whole stream.
+    return { all: rest };
+  }
+
+  it("another caller's equal messageId is another message", async () => {
+    const runs = server.worker.runs.size;
+    const mine = await send('m-shared', KEY_A);
+    const theirs = await send('m-shared', KEY_B);
+    expect(theirs).not.toBe(mine);
+    expect(server.worker.runs.size).toBe(runs + 2);
+  });
+
+  it('once the task has expired, the same messageId is a new message', async () => {
+    const nextRun = server.worker.nextRun();
+    const first = await send('m-expire');
+    (await nextRun).reply('done');
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS + 500));
+    const again = await send('m-expire');
+    expect(again).not.toBe(first);
+  });
+});
