@@ -90,6 +90,10 @@ type ToolCallMethod = (arg: unknown, config?: unknown, tags?: unknown) => Promis
 
 /** The argument names a tool's schema allows, when it allows no others. */
 function closedArgumentNames(tool: StructuredToolInterface): Set<string> | undefined {
+  // A zod object that keeps unknown keys (passthrough, looseObject, catchall) takes any argument,
+  // though LangChain's JSON Schema for it says additionalProperties: false.
+  const catchall = (tool.schema as { _zod?: { def?: { catchall?: { _zod?: { def?: { type?: string } } } } } })._zod?.def?.catchall;
+  if (catchall && catchall._zod?.def?.type !== 'never') return undefined;
   const parameters = convertToOpenAITool(tool).function.parameters as { properties?: object; additionalProperties?: unknown } | undefined;
   if (!parameters || parameters.additionalProperties !== false) return undefined;
   return new Set(Object.keys(parameters.properties ?? {}));
