@@ -19,6 +19,7 @@ import { chart, checkTargets, markdownSummary, shortSummary, type BenchResults }
 import type { BenchSection } from './lib/section';
 import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
+import { answerStreamingSection } from './sections/answer-streaming';
 import { CURVE_TARGETS, CURVE_TARGETS_WITH_REDIS, measureCurves } from './sections/curves';
 import { measureEmptyTask } from './sections/empty-task';
 import { measureIdleMemory } from './sections/idle-memory';
@@ -26,7 +27,7 @@ import { measureSideBySide } from './sections/side-by-side';
 import { measureTaskMemory } from './sections/task-memory';
 
 /** Sections other parts of the project contribute (bench/lib/section.ts), run after the built-in ones. */
-const EXTRA_SECTIONS: readonly BenchSection[] = [];
+const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection];
 
 type Log = (line: string) => void;
 type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, log: Log) => Promise<void>;
