@@ -74,7 +74,7 @@ describe('overlap under load (e2e)', () => {
       imports: [RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new PerTaskModel({}), tools }) }), A2aModule.forRoot({})],
     })
       .overrideProvider(AgentBus)
-      .useClass(RecordingBus)
+      .useFactory({ factory: () => new RecordingBus(new EventEmitter2({ wildcard: false, maxListeners: 0 })) })
       .compile();
     app = moduleRef.createNestApplication({ logger: ['error', 'warn'], bodyParser: false, forceCloseConnections: true });
     await app.listen(0, '127.0.0.1');

@@ -45,9 +45,14 @@ describe('WebModule serves the page (e2e)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('bundles the client kit with nothing but the tool-call-v1 contract: no Nest, no SDK runtime, no Node', () => {
+  it('bundles the client kit with nothing but the tool-call-v1 contract and the SSE parser: no Nest, no SDK runtime, no Node', () => {
     const outside = inputs.filter(
-      (f) => !f.startsWith('src/client/') && !f.startsWith('src/web/browser/') && f !== 'src/extensions/tool-call-v1.ts',
+      (f) =>
+        !f.startsWith('src/client/') &&
+        !f.startsWith('src/web/browser/') &&
+        f !== 'src/extensions/tool-call-v1.ts' &&
+        // eventsource-parser: a dependency-free, browser-safe SSE parser.
+        !f.startsWith('node_modules/eventsource-parser/'),
     );
     expect(outside).toEqual([]);
     expect(inputs).toContain('src/client/timeline.reducer.ts');
