@@ -27,10 +27,10 @@ describe('demo app settings from the environment', () => {
 
   it('shares tasks through Redis when TOOLSTREAM_REDIS_URL is set; a bad URL stops the boot naming the variable, never the password', () => {
     expect(a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'rediss://:s3cret@redis.example:6380/2' }).redis).toEqual({ connection: 'rediss://:s3cret@redis.example:6380/2' });
-    expect(a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'redis://127.0.0.1:6379' }).redis).toEqual({ connection: 'redis://127.0.0.1:6379' });
-    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).toThrow(/^TOOLSTREAM_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
-    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6379' })).not.toThrow(/s3cret/);
-    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: '127.0.0.1:6379' })).toThrow('TOOLSTREAM_REDIS_URL');
+    expect(a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'redis://127.0.0.1:6390' }).redis).toEqual({ connection: 'redis://127.0.0.1:6390' });
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6390' })).toThrow(/^TOOLSTREAM_REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/);
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: 'http://:s3cret@redis.example:6390' })).not.toThrow(/s3cret/);
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_REDIS_URL: '127.0.0.1:6390' })).toThrow('TOOLSTREAM_REDIS_URL');
   });
 
   it('reads PORT, refusing anything but a port number, naming it', () => {

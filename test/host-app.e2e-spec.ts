@@ -5,11 +5,11 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cp, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { parseToolCall } from '../src/extensions';
+import { freePort } from './support/built-server';
 import { describeEvent, drain, userMessage } from './support/clients';
 
 const ROOT = join(__dirname, '..');
@@ -23,17 +23,6 @@ function run(command: string, args: string[], cwd: string): Promise<string> {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${output}`))));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
   });
 }
 
