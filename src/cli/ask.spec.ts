@@ -3,15 +3,8 @@ import { TOOL_CALL_V1_EXTENSION_URI } from '../extensions/tool-call-v1';
 import { json, jsonRpcError, startFakeServer, startSse, writeEvents, type FakeServer } from '../client/fixtures/fake-a2a-server';
 import { demoRun, events10, type Step } from '../client/fixtures/streams';
 import { EXIT, runAsk } from './ask';
+import { Capture } from './fixtures/capture-stream';
 
-class Capture {
-  text = '';
-  constructor(readonly isTTY = false, readonly columns = 120) {}
-  write(chunk: string): boolean {
-    this.text += chunk;
-    return true;
-  }
-}
 
 const card = (url: string, extensions = [{ uri: TOOL_CALL_V1_EXTENSION_URI }]) => ({
   name: 'fake',

@@ -2,15 +2,8 @@ import type { ToolCallArtifactData } from '../extensions/tool-call-v1';
 import { events10, type Step } from '../client/fixtures/streams';
 import { initialTimelineState, reduceTimeline, type TimelineState } from '../client/timeline.reducer';
 import { PlainTimelinePrinter, TtyTimelinePrinter, cutVisible } from './terminal-timeline';
+import { Capture } from './fixtures/capture-stream';
 
-class Capture {
-  text = '';
-  constructor(readonly isTTY = false, readonly columns = 120) {}
-  write(chunk: string): boolean {
-    this.text += chunk;
-    return true;
-  }
-}
 
 const at = (ms: number): string => new Date(Date.UTC(2026, 0, 15, 9, 0, 0, ms)).toISOString();
 const frame = (f: ToolCallArtifactData): Step => ({ kind: 'frame', frame: f });
