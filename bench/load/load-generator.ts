@@ -17,6 +17,11 @@ const CONNECTING_AT_ONCE = 256;
 const MAX_ERRORS_KEPT = 5;
 const LOOPBACK = /^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?\//;
 
+const MESSAGE_ID_SLOT = 'message-id-slot';
+/** Every message has an id of its own across jobs and load processes. */
+const RUN_PREFIX = `bench-${process.pid}-${Date.now().toString(36)}`;
+let sentMessages = 0;
+
 type Outcome = 'completed' | 'failed' | 'cut';
 
 interface StreamHandle {
@@ -50,7 +55,9 @@ class LoadRun {
   private connecting = 0;
   private open = 0;
   private timer?: NodeJS.Timeout;
-  private readonly body: string;
+  /** The request body around its messageId, which is unique per stream (a repeated one is an idempotent retry). */
+  private readonly bodyHead: string;
+  private readonly bodyTail: string;
 
   constructor(
     private readonly job: LoadJob,
@@ -58,12 +65,15 @@ class LoadRun {
     private readonly onDone: () => void,
   ) {
     if (!LOOPBACK.test(job.url)) throw new Error(`the load only targets loopback, not ${job.url}`);
-    this.body = JSON.stringify({
+    const body = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'SendStreamingMessage',
-      params: { message: { messageId: 'bench', role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
+      params: { message: { messageId: MESSAGE_ID_SLOT, role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
     });
+    const slot = body.indexOf(MESSAGE_ID_SLOT);
+    this.bodyHead = body.slice(0, slot);
+    this.bodyTail = body.slice(slot + MESSAGE_ID_SLOT.length);
   }
 
   start(): void {
@@ -144,7 +154,7 @@ class LoadRun {
       });
       res.on('error', (err) => this.settle(handle, 'failed', err.message));
     });
-    req.end(this.body);
+    req.end(`${this.bodyHead}${RUN_PREFIX}-${++sentMessages}${this.bodyTail}`);
   }
 
   private onAnswered(): void {
