@@ -17,6 +17,8 @@ const CONNECTING_AT_ONCE = 256;
 const MAX_ERRORS_KEPT = 5;
 const LOOPBACK = /^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?\//;
 
+const MESSAGE_ID = '@messageId@';
+
 type Outcome = 'completed' | 'failed' | 'cut';
 
 interface StreamHandle {
@@ -50,7 +52,10 @@ class LoadRun {
   private connecting = 0;
   private open = 0;
   private timer?: NodeJS.Timeout;
-  private readonly body: string;
+  /** The request body around each stream's own messageId (the server takes a repeated one as a retry of the same message). */
+  private readonly body: [string, string];
+  private static runs = 0;
+  private readonly run = `${process.pid}-${++LoadRun.runs}`;
 
   constructor(
     private readonly job: LoadJob,
@@ -58,12 +63,14 @@ class LoadRun {
     private readonly onDone: () => void,
   ) {
     if (!LOOPBACK.test(job.url)) throw new Error(`the load only targets loopback, not ${job.url}`);
-    this.body = JSON.stringify({
+    const body = JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'SendStreamingMessage',
-      params: { message: { messageId: 'bench', role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
+      params: { message: { messageId: MESSAGE_ID, role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
     });
+    const at = body.indexOf(MESSAGE_ID);
+    this.body = [body.slice(0, at), body.slice(at + MESSAGE_ID.length)];
   }
 
   start(): void {
@@ -144,7 +151,7 @@ class LoadRun {
       });
       res.on('error', (err) => this.settle(handle, 'failed', err.message));
     });
-    req.end(this.body);
+    req.end(`${this.body[0]}bench-${this.run}-${index}${this.body[1]}`);
   }
 
   private onAnswered(): void {
