@@ -17,7 +17,10 @@ const CONNECTING_AT_ONCE = 256;
 const MAX_ERRORS_KEPT = 5;
 const LOOPBACK = /^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?\//;
 
-const MESSAGE_ID = '@messageId@';
+const MESSAGE_ID_SLOT = 'message-id-slot';
+/** Every message has an id of its own across jobs and load processes. */
+const RUN_PREFIX = `bench-${process.pid}-${Date.now().toString(36)}`;
+let sentMessages = 0;
 
 type Outcome = 'completed' | 'failed' | 'cut';
 
@@ -52,10 +55,9 @@ class LoadRun {
   private connecting = 0;
   private open = 0;
   private timer?: NodeJS.Timeout;
-  /** The request body around each stream's own messageId (the server takes a repeated one as a retry of the same message). */
-  private readonly body: [string, string];
-  private static runs = 0;
-  private readonly run = `${process.pid}-${++LoadRun.runs}`;
+  /** The request body around its messageId, which is unique per stream (a repeated one is an idempotent retry). */
+  private readonly bodyHead: string;
+  private readonly bodyTail: string;
 
   constructor(
     private readonly job: LoadJob,
@@ -67,10 +69,11 @@ class LoadRun {
       jsonrpc: '2.0',
       id: 1,
       method: 'SendStreamingMessage',
-      params: { message: { messageId: MESSAGE_ID, role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
+      params: { message: { messageId: MESSAGE_ID_SLOT, role: 'ROLE_USER', parts: [{ text: scenarioText(job.scenario) }] } },
     });
-    const at = body.indexOf(MESSAGE_ID);
-    this.body = [body.slice(0, at), body.slice(at + MESSAGE_ID.length)];
+    const slot = body.indexOf(MESSAGE_ID_SLOT);
+    this.bodyHead = body.slice(0, slot);
+    this.bodyTail = body.slice(slot + MESSAGE_ID_SLOT.length);
   }
 
   start(): void {
@@ -151,7 +154,7 @@ class LoadRun {
       });
       res.on('error', (err) => this.settle(handle, 'failed', err.message));
     });
-    req.end(`${this.body[0]}bench-${this.run}-${index}${this.body[1]}`);
+    req.end(`${this.bodyHead}${RUN_PREFIX}-${++sentMessages}${this.bodyTail}`);
   }
 
   private onAnswered(): void {
