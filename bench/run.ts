@@ -25,9 +25,10 @@ import { measureEmptyTask } from './sections/empty-task';
 import { measureIdleMemory } from './sections/idle-memory';
 import { measureSideBySide } from './sections/side-by-side';
 import { measureTaskMemory } from './sections/task-memory';
+import { redisModeSection } from './sections/redis-mode';
 
 /** Sections other parts of the project contribute (bench/lib/section.ts), run after the built-in ones. */
-const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection];
+const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection, redisModeSection];
 
 type Log = (line: string) => void;
 type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, log: Log) => Promise<void>;

@@ -1,6 +1,6 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
-import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv, portFromEnv } from './app.config';
+import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv, portFromEnv, roleFromEnv } from './app.config';
 
 describe('demo app settings from the environment', () => {
   it('bounds runs and tools by default, and takes other budgets from the environment', () => {
@@ -40,6 +40,18 @@ describe('demo app settings from the environment', () => {
     for (const bad of ['abc', '80.5', '-1', '65536', '3e3']) {
       expect(() => portFromEnv({ PORT: bad })).toThrow(`PORT must be a whole number from 0 to 65535, got ${JSON.stringify(bad)}`);
     }
+  });
+
+  it('reads TOOLSTREAM_ROLE (all by default; api and worker need Redis), refusing anything else, naming it', () => {
+    const redis = { TOOLSTREAM_REDIS_URL: 'redis://127.0.0.1:6390' };
+    expect(roleFromEnv({})).toBe('all');
+    expect(roleFromEnv({ TOOLSTREAM_ROLE: ' ' })).toBe('all');
+    expect(roleFromEnv({ ...redis, TOOLSTREAM_ROLE: 'api' })).toBe('api');
+    expect(roleFromEnv({ ...redis, TOOLSTREAM_ROLE: ' worker ' })).toBe('worker');
+    for (const bad of ['Worker', 'front', 'all,api']) {
+      expect(() => roleFromEnv({ ...redis, TOOLSTREAM_ROLE: bad })).toThrow(`TOOLSTREAM_ROLE must be one of all, api, worker, got ${JSON.stringify(bad)}`);
+    }
+    expect(() => roleFromEnv({ TOOLSTREAM_ROLE: 'worker' })).toThrow('TOOLSTREAM_ROLE=worker needs TOOLSTREAM_REDIS_URL');
   });
 
   it('fails at boot on a bad value, naming the variable', () => {

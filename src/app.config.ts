@@ -1,5 +1,5 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { checkRedisUrl, type A2aModuleOptions } from './a2a';
+import { checkRedisUrl, checkRole, type A2aModuleOptions, type ToolstreamRole } from './a2a';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
 import { createDemoTools } from './demo/tools/demo-tools';
 import type { ExecutorModuleOptions } from './executor';
@@ -16,6 +16,7 @@ export const DEMO_ENV = {
   metricsPath: 'TOOLSTREAM_METRICS_PATH',
   metricsPort: 'TOOLSTREAM_METRICS_PORT',
   redisUrl: 'TOOLSTREAM_REDIS_URL',
+  role: 'TOOLSTREAM_ROLE',
   offlinePieceDelayMs: 'TOOLSTREAM_OFFLINE_PIECE_DELAY_MS',
 } as const;
 
@@ -91,4 +92,17 @@ function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
   if (!url) return undefined;
   checkRedisUrl(url, DEMO_ENV.redisUrl);
   return { connection: url };
+}
+
+/**
+ * TOOLSTREAM_ROLE: `all` (default: serves A2A and runs agents), `api` (serves A2A, runs none) or
+ * `worker` (runs agents, serves /healthz only); `api` and `worker` need TOOLSTREAM_REDIS_URL.
+ */
+export function roleFromEnv(env: NodeJS.ProcessEnv = process.env): ToolstreamRole {
+  const raw = env[DEMO_ENV.role]?.trim();
+  const role = checkRole(raw || undefined, DEMO_ENV.role);
+  if (role !== 'all' && !env[DEMO_ENV.redisUrl]?.trim()) {
+    throw new Error(`${DEMO_ENV.role}=${role} needs ${DEMO_ENV.redisUrl}: api and worker processes share their tasks and runs through Redis`);
+  }
+  return role;
 }

@@ -1,5 +1,5 @@
-import { Module } from '@nestjs/common';
-import { A2aModule, type A2aModuleOptions } from './a2a';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { A2aModule, type A2aModuleOptions, type ToolstreamRole } from './a2a';
 import { a2aOptionsFromEnv, executorOptionsFromEnv, metricsOptionsFromEnv } from './app.config';
 import { loadRemoteAgents } from './demo/remote-agents';
 import { createDemoTools } from './demo/tools/demo-tools';
@@ -10,7 +10,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { RuntimeModule } from './runtime';
 import { WebModule } from './web';
 
-const card: A2aModuleOptions['card'] = {
+const card: NonNullable<A2aModuleOptions['card']> = {
   name: 'toolstream demo agent',
   description:
     'An offline LangGraph agent with demo tools (weather, world clock, calculator, docs) that streams a live per-tool timeline (tool-call-v1) beside plain-text narration.',
@@ -43,22 +43,40 @@ const card: A2aModuleOptions['card'] = {
 const remoteAgents = () => loadRemoteAgents(process.env, createDemoTools().map((t) => t.name));
 
 /**
- * The demo application: every toolstream module on its offline defaults, with time budgets for
- * runs and tools, and settings from the environment (see app.config.ts), read at boot.
+ * The demo application's modules for a role (TOOLSTREAM_ROLE): `all` is every module; `api` runs
+ * no agents (no executor; its runs go to the Redis run queue); `worker` serves /healthz only
+ * and runs agents from the queue.
  */
-@Module({
-  imports: [
+function demoImports(role: ToolstreamRole): NonNullable<DynamicModule['imports']> {
+  const runsAgents = role !== 'api';
+  return [
     ExtensionsModule,
     RuntimeModule.forRootAsync({
-      useFactory: async () => ({ narration: { phrases: (await remoteAgents()).phrases } }),
-      executor: ExecutorModule.forRootAsync({ useFactory: async () => executorOptionsFromEnv(process.env, (await remoteAgents()).tools) }),
+      useFactory: async () => ({ narration: { phrases: (await remoteAgents()).phrases }, serveRequests: runsAgents }),
+      executor: runsAgents
+        ? ExecutorModule.forRootAsync({ useFactory: async () => executorOptionsFromEnv(process.env, (await remoteAgents()).tools) })
+        : undefined,
     }),
     A2aModule.forRootAsync({
       useFactory: async () => ({ ...a2aOptionsFromEnv(), card: { ...card, skills: [...(card.skills ?? []), ...(await remoteAgents()).skills] } }),
+      role,
     }),
     HealthModule,
-    MetricsModule.forRootAsync({ useFactory: () => metricsOptionsFromEnv() }),
-    WebModule.forRoot({}),
-  ],
-})
+    ...(role === 'worker' ? [] : [MetricsModule.forRootAsync({ useFactory: () => metricsOptionsFromEnv() }), WebModule.forRoot({})]),
+  ];
+}
+
+/**
+ * The demo application: every toolstream module on its offline defaults, with time budgets for
+ * runs and tools, and settings from the environment (see app.config.ts), read at boot.
+ */
+@Module({ imports: demoImports('all') })
 export class AppModule {}
+
+/** The demo application in one role (what main.ts boots: TOOLSTREAM_ROLE). */
+@Module({})
+export class DemoRoleModule {
+  static forRole(role: ToolstreamRole): DynamicModule {
+    return { module: DemoRoleModule, imports: demoImports(role) };
+  }
+}

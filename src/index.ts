@@ -21,6 +21,7 @@ export type {
   A2aAgentCardOptions,
   A2aSkillOptions,
   A2aAuthOptions,
+  ToolstreamRole,
 } from './a2a/a2a.module-definition';
 export type { WebModuleOptions } from './web/web.module-definition';
 export type { NarrationOptions, NarrationPhrase } from './runtime/narration';

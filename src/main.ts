@@ -3,17 +3,18 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { applyHttpTimeouts } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
-import { portFromEnv } from './app.config';
-import { AppModule } from './app.module';
+import { portFromEnv, roleFromEnv } from './app.config';
+import { AppModule, DemoRoleModule } from './app.module';
 import { startTracingFromEnv } from './otel-sdk';
 
 async function bootstrap(): Promise<void> {
   const port = portFromEnv();
+  const role = roleFromEnv();
   // Before the app is built, so every span of the app reaches it.
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
   // closes the connections still open once the drain is over.
-  const app = await NestFactory.create(AppModule, { bodyParser: false, forceCloseConnections: true });
+  const app = await NestFactory.create(role === 'all' ? AppModule : DemoRoleModule.forRole(role), { bodyParser: false, forceCloseConnections: true });
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
   enableGracefulShutdown(app, {
     // The spans of the last tasks leave before the process does.
@@ -23,7 +24,7 @@ async function bootstrap(): Promise<void> {
   // keep-alive connections closed after 5 s (see docs/reliability.md).
   applyHttpTimeouts(app.getHttpServer());
   await app.listen(port);
-  Logger.log(`toolstream listening on http://localhost:${port}`, 'Bootstrap');
+  Logger.log(`toolstream listening on http://localhost:${port} (role: ${role})`, 'Bootstrap');
 }
 
 bootstrap().catch((err: unknown) => {

@@ -3,13 +3,16 @@
  * A (parent) knows `middle` (B) and `ghost` (nobody listens); B knows `leaf` (C) and `back` (A),
  * so A → B → C is a three-level chain and A → B → A → … a loop. A client talks to A only, with
  * the official SDK client, and sees B's (and C's) tool calls nested under the calls that
- * delegated to them, live.
+ * delegated to them, live. The last block runs the parent in Redis mode: two instances sharing
+ * one redis-server, the delegation asked on one and read or cancelled through the other.
  */
-import { TaskState, type StreamResponse } from '@a2a-js/sdk';
+import { StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, type Client } from '@a2a-js/sdk/client';
 import { TOOL_CALL_V1_EXTENSION_URI, parseToolCall, type ToolCallArtifactData } from '../src/extensions';
 import { buildOnce, freePort, startBuiltServer, type BuiltServer } from './support/built-server';
 import { userMessage } from './support/clients';
+import { startRedis, type TestRedis } from './support/redis-server';
+import { collect, dataOf, rpc } from './support/sse';
 
 const extensions = { serviceParameters: { 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI } };
 const send = (text: string) => ({ tenant: '', message: userMessage(text), configuration: undefined, metadata: undefined });
@@ -59,6 +62,20 @@ async function ask(client: Client, question: string, onEvent?: (seen: Seen) => v
 
 const clientOf = (base: string): Promise<Client> =>
   new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['JSONRPC'] })).createFromUrl(base);
+
+/** The agent's newest task, read again (for up to 15 s) until it says CANCELED. */
+async function newestTaskOnceCanceled(base: string): Promise<Task> {
+  const remote = await clientOf(base);
+  const page = await remote.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: undefined });
+  const read = () => remote.getTask({ tenant: '', id: page.tasks[0].id, historyLength: undefined });
+  const deadline = Date.now() + 15_000;
+  let task = await read();
+  while (task.status?.state !== TaskState.TASK_STATE_CANCELED && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    task = await read();
+  }
+  return task;
+}
 
 const frameOf = (seen: Seen, name: string, phase: ToolCallArtifactData['phase']) => seen.frames.find((f) => f.name === name && f.phase === phase);
 const indexOf = (seen: Seen, name: string, phase: ToolCallArtifactData['phase']) => seen.frames.findIndex((f) => f.name === name && f.phase === phase);
@@ -153,17 +170,61 @@ describe('agents that call agents: three demo app processes (e2e)', () => {
     expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
     expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
     // The remote task: B's newest, cancelled by A's CancelTask.
-    const remote = await clientOf(b.base);
-    const page = await remote.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: undefined });
-    const remoteId = page.tasks[0].id;
-    const deadline = Date.now() + 15_000;
-    let state = (await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined })).status?.state;
-    while (state !== TaskState.TASK_STATE_CANCELED && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      state = (await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined })).status?.state;
-    }
-    expect(state).toBe(TaskState.TASK_STATE_CANCELED);
-    const task = await remote.getTask({ tenant: '', id: remoteId, historyLength: undefined });
+    const task = await newestTaskOnceCanceled(b.base);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+  });
+  describe('with the parent in Redis mode (two instances on one redis-server)', () => {
+    let redis: TestRedis;
+    let r1: BuiltServer;
+    let r2: BuiltServer;
+
+    beforeAll(async () => {
+      redis = await startRedis();
+      const env = { TOOLSTREAM_REDIS_URL: redis.url, TOOLSTREAM_REMOTE_AGENTS: `middle=${b.base}` };
+      [r1, r2] = await Promise.all([startBuiltServer(env), startBuiltServer(env)]);
+    }, 120_000);
+
+    afterAll(async () => {
+      await Promise.all([r1, r2].filter(Boolean).map((s) => s.stop()));
+      await redis?.stop();
+    });
+
+    it('forwards the remote calls nested and live, and the other instance reads them back from Redis', async () => {
+      const seen = await ask(await clientOf(r1.base), 'ask middle: weather in Paris and the time in Tokyo');
+      const delegating = frameOf(seen, 'middle', 'started');
+      for (const name of ['weather', 'world_clock']) {
+        expect(frameOf(seen, name, 'started')?.parentToolCallId).toBe(delegating?.toolCallId);
+        expect(indexOf(seen, name, 'started')).toBeGreaterThan(indexOf(seen, 'middle', 'started'));
+        expect(indexOf(seen, name, 'completed')).toBeLessThan(indexOf(seen, 'middle', 'completed'));
+      }
+      expect(seen.lines.at(-1)).toBe('COMPLETED');
+      // The same task through the second instance: the snapshot and a full replay, both from Redis.
+      const other = await clientOf(r2.base);
+      const task = await other.getTask({ tenant: '', id: seen.taskId!, historyLength: undefined });
+      const stored = task.artifacts.map((artifact) => parseToolCall(artifact.parts)).filter((f): f is ToolCallArtifactData => !!f);
+      expect(stored.filter((f) => f.parentToolCallId === delegating?.toolCallId).map((f) => `${f.name} ${f.phase}`).sort()).toEqual(['weather completed', 'world_clock completed']);
+      // A finished task has nothing left to subscribe to, but a resume from its first event replays the log.
+      const replay: Seen = { lines: [], frames: [], answer: '' };
+      const resumed = await rpc(r2.base, 'SubscribeToTask', { id: seen.taskId }, { headers: { 'last-event-id': '1', ...extensions.serviceParameters } });
+      for (const message of await collect(resumed)) see(StreamResponse.fromJSON(dataOf(message).result), replay);
+      expect(replay.frames.map((f) => `${f.name} ${f.phase} ${f.parentToolCallId ?? '-'}`)).toEqual(seen.frames.map((f) => `${f.name} ${f.phase} ${f.parentToolCallId ?? '-'}`));
+      expect(replay.answer).toBe(seen.answer);
+    });
+
+    it('a CancelTask sent to the other instance cancels the run, the remote task, and ends the forwarded open tool "cancelled"', async () => {
+      const other = await clientOf(r2.base);
+      let cancelled: Promise<unknown> | undefined;
+      const seen = await ask(await clientOf(r1.base), 'ask middle: take a slow step of 9000 ms', (s) => {
+        if (!cancelled && frameOf(s, 'slow_task', 'started') && s.taskId) cancelled = other.cancelTask({ tenant: '', id: s.taskId, metadata: undefined });
+      });
+      await cancelled;
+      expect(seen.lines.at(-1)).toMatch(/^CANCELED/);
+      expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
+      expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
+      const task = await newestTaskOnceCanceled(b.base);
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+    });
   });
 });

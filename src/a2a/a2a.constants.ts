@@ -1,5 +1,7 @@
 /** DI token of the resolved configuration (A2aConfig: options with defaults). */
 export const A2A_CONFIG = Symbol('A2A_CONFIG');
+/** DI token of the process's role (ToolstreamRole: all, api or worker). */
+export const A2A_ROLE = Symbol('A2A_ROLE');
 
 /** The one JSON-RPC URL, relative to the application's root (and global prefix). */
 export const JSON_RPC_PATH = 'a2a';

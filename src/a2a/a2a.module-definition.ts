@@ -2,6 +2,13 @@ import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestj
 import { RouterModule } from '@nestjs/core';
 import type Redis from 'ioredis';
 import { ExtensionsModule } from '../extensions/extensions.module';
+import { A2A_ROLE } from './a2a.constants';
+import { AgentCardController } from './agent-card.controller';
+import { A2aController } from './a2a.controller';
+import { A2aJsonRpcController } from './a2a-json-rpc.controller';
+
+/** The A2A routes; every role but `worker` mounts them. */
+const A2A_CONTROLLERS = [AgentCardController, A2aJsonRpcController, A2aController];
 
 /** One skill on the agent card (A2A `AgentSkill`, without security requirements). */
 export interface A2aSkillOptions {
@@ -184,6 +191,23 @@ export interface A2aModuleExtras {
    * Default: the application's root (after any global prefix).
    */
   path?: string;
+  /**
+   * What this process does (default `all`): `all` serves A2A and runs agents, `api` serves A2A
+   * and runs none (workers elsewhere take its runs from the Redis run queue), `worker` runs
+   * agents from the queue and serves no A2A route. `api` and `worker` need the `redis` option.
+   */
+  role?: ToolstreamRole;
+}
+
+/** What a toolstream process does: see A2aModuleExtras.role. */
+export type ToolstreamRole = 'all' | 'api' | 'worker';
+export const TOOLSTREAM_ROLES: readonly ToolstreamRole[] = ['all', 'api', 'worker'];
+
+/** The role, checked: anything else fails at boot naming `what` (an option or a variable). */
+export function checkRole(value: unknown, what: string): ToolstreamRole {
+  if (value === undefined) return 'all';
+  if (typeof value === 'string' && (TOOLSTREAM_ROLES as readonly string[]).includes(value)) return value as ToolstreamRole;
+  throw new Error(`${what} must be one of ${TOOLSTREAM_ROLES.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
 /** A route prefix: path segments of letters, digits, `-`, `_`, `.`, without empty ones. */
@@ -205,8 +229,12 @@ export const {
   .setClassMethodName('forRoot')
   .setExtras<A2aModuleExtras>({}, (definition, extras) => {
     const path = checkRoutePrefix('A2aModule', extras.path);
+    const role = checkRole(extras.role, 'A2aModule role');
     return {
       ...definition,
+      // A worker serves no A2A route: its HTTP port answers health probes only.
+      controllers: role === 'worker' ? [] : A2A_CONTROLLERS,
+      providers: [...(definition.providers ?? []), { provide: A2A_ROLE, useValue: role }],
       imports: [
         ...(definition.imports ?? []),
         extras.extensions ?? ExtensionsModule,

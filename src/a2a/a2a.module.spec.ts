@@ -79,4 +79,14 @@ describe('A2aModule numeric options', () => {
   ])('refuses %j at boot, naming the option', async (options, message) => {
     await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot(options)] }).compile()).rejects.toThrow(message);
   });
+
+  it('role: all by default; worker mounts no A2A route; api and worker need Redis; anything else fails naming the option', async () => {
+    expect(() => A2aModule.forRoot({ role: 'boss' as never })).toThrow('A2aModule role must be one of all, api, worker, got "boss"');
+    expect(A2aModule.forRoot({}).controllers?.length).toBeGreaterThan(0);
+    expect(A2aModule.forRoot({ role: 'api' }).controllers?.length).toBeGreaterThan(0);
+    expect(A2aModule.forRoot({ role: 'worker' }).controllers).toEqual([]);
+    await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot({ role: 'worker' })] }).compile()).rejects.toThrow(
+      'A2aModule role worker needs the redis option',
+    );
+  });
 });

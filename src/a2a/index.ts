@@ -11,6 +11,9 @@ export {
   type A2aAuthOptions,
   type A2aRedisOptions,
   checkRedisUrl,
+  checkRole,
+  TOOLSTREAM_ROLES,
+  type ToolstreamRole,
   AUTH_ENV,
 } from './a2a.module-definition';
 export { A2aAuthService, API_KEY_HEADER } from './auth/a2a-auth.service';

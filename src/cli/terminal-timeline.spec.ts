@@ -80,3 +80,77 @@ describe('terminal timeline: rows wider than the terminal', () => {
     expect(lines.every((l) => l.includes('\x1b[3') && visible(l).length <= 23)).toBe(true);
   });
 });
+
+describe('terminal timeline: the answer as it streams on a TTY', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  const streamed: Step[] = [
+    { kind: 'task', state: 'submitted' },
+    frame({ toolCallId: 'w', name: 'weather', phase: 'started', args: { city: 'Oslo' }, timestamp: at(0) }),
+    { kind: 'status', state: 'working', text: 'checking the weather' },
+    frame({ toolCallId: 'w', name: 'weather', phase: 'completed', result: { tempC: 3 }, timestamp: at(10) }),
+    { kind: 'answer', text: 'It is ' },
+    { kind: 'answer', text: '3 °C', append: true },
+    { kind: 'answer', text: ' in Oslo.', append: true },
+    { kind: 'status', state: 'completed' },
+  ];
+
+  /** Plays the steps; what each update wrote, then what finish wrote. */
+  function writes(steps: Step[], printer: TtyTimelinePrinter, out: Capture): string[] {
+    const each: string[] = [];
+    let state: TimelineState = initialTimelineState;
+    events10(steps).forEach((data, i) => {
+      const before = out.text.length;
+      state = reduceTimeline(state, { data, eventId: String(i + 1), receivedAt: 0 });
+      printer.update(state);
+      // The spinner ticks meanwhile; once the answer is being written nothing may redraw over it.
+      jest.advanceTimersByTime(200);
+      each.push(out.text.slice(before));
+    });
+    const before = out.text.length;
+    printer.finish(state);
+    each.push(out.text.slice(before));
+    return each;
+  }
+
+  it('stops the live block, then writes each piece as it arrives, nothing else, and the answer once', () => {
+    const out = new Capture(true);
+    const each = writes(streamed, new TtyTimelinePrinter(out, { color: false, now: () => 0 }), out);
+    // The finished tool was committed above the block; the first piece erases the block (its one
+    // narration line) and starts the answer below the timeline.
+    expect(each[3]).toContain('✓ weather 10 ms → {"tempC":3}\n');
+    expect(each[4]).toBe('\x1b[1A\x1b[0J\nIt is ');
+    expect(each.slice(5, 7)).toEqual(['3 °C', ' in Oslo.']);
+    // The completed status and the end add only the answer's line end: no verdict, no second copy.
+    expect(each.slice(7)).toEqual(['', '\n']);
+    expect(out.text.match(/It is 3 °C in Oslo\./g)).toHaveLength(1);
+  });
+
+  it('starts over on a new line when the model replaces the text it was writing', () => {
+    const out = new Capture(true);
+    const replaced: Step[] = [
+      { kind: 'task', state: 'submitted' },
+      { kind: 'answer', text: 'Let me look' },
+      { kind: 'answer', text: 'Oslo: 3 °C' },
+      { kind: 'answer', text: '.', append: true },
+      { kind: 'status', state: 'completed' },
+    ];
+    const each = writes(replaced, new TtyTimelinePrinter(out, { color: false, now: () => 0 }), out);
+    expect(each.slice(1)).toEqual([expect.stringMatching(/\nLet me look$/), '\nOslo: 3 °C', '.', '', '\n']);
+  });
+
+  it('on Ctrl-C while the answer streams, ends its line and adds no verdict', () => {
+    const out = new Capture(true);
+    const printer = new TtyTimelinePrinter(out, { color: false, now: () => 0 });
+    let state: TimelineState = initialTimelineState;
+    events10(streamed.slice(0, 6)).forEach((data, i) => {
+      state = reduceTimeline(state, { data, eventId: String(i + 1), receivedAt: 0 });
+      printer.update(state);
+    });
+    printer.interrupt(state);
+    jest.advanceTimersByTime(500);
+    expect(out.text.endsWith('It is 3 °C\n')).toBe(true);
+    expect(out.text).not.toMatch(/gave no answer|the task/);
+  });
+});
