@@ -99,6 +99,11 @@ export class TaskService {
       const task = this.live.get(id);
       if (task) void this.cancel(task, reason);
     });
+    // A task the store can no longer keep (its events could not be stored): it fails, its run stops.
+    store.onWriteFailure((id, reason) => {
+      const task = this.live.get(id);
+      if (task) this.failAndStop(task, reason);
+    });
   }
 
   /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
@@ -246,7 +251,11 @@ export class TaskService {
 
   /** The run deadline passed: the task fails at once, and the run is asked to stop. */
   private overrun(task: WrittenTask): void {
-    const reason = `the run did not finish within ${this.config.runDeadlineMs} ms (runDeadlineMs)`;
+    this.failAndStop(task, `the run did not finish within ${this.config.runDeadlineMs} ms (runDeadlineMs)`);
+  }
+
+  /** The task fails at once (not CANCELED), and its run is asked to stop. */
+  private failAndStop(task: WrittenTask, reason: string): void {
     task.fail(reason);
     try {
       this.bus.publishCancel({ correlationId: task.id, reason });

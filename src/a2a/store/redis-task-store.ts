@@ -66,6 +66,7 @@ export class RedisTaskStore extends TaskStore {
   /** Expiries on their way to Redis (close waits for them). */
   private readonly pendingWork = new Set<Promise<void>>();
   private cancelHandler?: (id: string, reason: string) => void;
+  private writeFailureHandler?: (id: string, reason: string) => void;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -83,6 +84,10 @@ export class RedisTaskStore extends TaskStore {
 
   onCancelRequest(handler: (id: string, reason: string) => void): void {
     this.cancelHandler = handler;
+  }
+
+  override onWriteFailure(handler: (id: string, reason: string) => void): void {
+    this.writeFailureHandler = handler;
   }
 
   async followersElsewhere(id: string): Promise<number> {
@@ -177,11 +182,7 @@ export class RedisTaskStore extends TaskStore {
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
       append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
       warn: (message) => this.logger.warn(message),
-      onOverflow: (reason) => {
-        // The run is asked to stop (as a cancel would), and the task ends FAILED, not CANCELED.
-        this.cancelHandler?.(init.id, reason);
-        record.fail(reason);
-      },
+      onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(init.id, reason) : record.fail(reason)),
     });
     const record = new TaskRecord({
       ...init,

@@ -127,6 +127,14 @@ export abstract class TaskStore {
   abstract followersElsewhere(id: string): Promise<number>;
   /** Registers the handler of cancel requests for tasks this instance writes. */
   abstract onCancelRequest(handler: (id: string, reason: string) => void): void;
+  /**
+   * Registers what ends a task whose events the store can no longer keep (a shared store that
+   * stayed unreachable too long): the task fails and its run is stopped. The in-memory store
+   * never calls it.
+   */
+  onWriteFailure(handler: (id: string, reason: string) => void): void {
+    void handler;
+  }
   /** Forgets a terminal task after `afterMs` (its events, snapshot, listing and turn). */
   abstract expire(id: string, afterMs: number): void;
   /** Tasks this instance holds (running, or finished and not yet expired). */
