@@ -1,7 +1,8 @@
 /**
  * Clients that vanish: 10,000 streams opened on loopback and dropped mid-stream (destroyed, or
  * reset), in batches, against runs that keep going; afterwards every listener, run, stream,
- * subscription, timer and socket is back to its baseline and the heap has not grown. And a
+ * subscription, timer and socket is back to its baseline and the heap has not grown. Once more
+ * with authentication on (1,000 streams, every request with its API key). And a
  * client that stops reading is cut off after a bounded server-side buffer, without slowing the
  * clients that read.
  */
@@ -15,6 +16,7 @@ import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { A2aModule, AgentBus, AgentRuntimeService, ExecutorModule, RuntimeModule, TaskService } from '../src';
+import { A2aAuthService } from '../src/a2a/auth/a2a-auth.service';
 import { OfflineChatModel, readCurrentTurn } from '../src/executor/models/offline-chat-model';
 import { sleep } from '../src/executor/abortable';
 import { ScriptedBusModule } from './support/a2a-test-app';
@@ -22,7 +24,7 @@ import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';
 import { collect, eventually } from './support/sse';
 
-const DROPPED_STREAMS = 10_000;
+const AUTH_KEY = 'drop-key-5e4d3c2b1a09f8e7';
 const BATCH = 250;
 /** One dropped stream in this many starts its own run (SendStreamingMessage), cancelled by the drop. */
 const STARTS_A_RUN_EVERY = 20;
@@ -72,7 +74,7 @@ function countByType(resources: string[]): Record<string, number> {
  * Opens a stream over a raw socket and resolves once its first event has arrived (mid-stream),
  * with the socket still open.
  */
-function openStream(port: number, path: string, body: unknown, lastEventId?: number): Promise<Socket> {
+function openStream(port: number, path: string, body: unknown, lastEventId?: number, credentials = ''): Promise<Socket> {
   const payload = JSON.stringify(body);
   const resume = lastEventId === undefined ? '' : `Last-Event-ID: ${lastEventId}\r\n`;
   return new Promise((resolve, reject) => {
@@ -103,28 +105,38 @@ function openStream(port: number, path: string, body: unknown, lastEventId?: num
       resolve(socket);
     });
     socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n${resume}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\n${credentials}${resume}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
     );
   });
 }
 
-describe('dropped clients (e2e)', () => {
+describe.each([
+  { auth: 'off', DROPPED_STREAMS: 10_000 },
+  // Reduced scale: the same paths with the credential check in front of each (keeps CI time small).
+  { auth: 'on', DROPPED_STREAMS: 1_000 },
+])('dropped clients (e2e, authentication $auth)', ({ auth, DROPPED_STREAMS }) => {
   let app: INestApplication;
   let base: string;
   let port: number;
+  /** The caller the key names (tasks are looked up as their owner sees them). */
+  let caller: string | undefined;
+  const keyed = auth === 'on';
+  const credentials = keyed ? `X-API-Key: ${AUTH_KEY}\r\n` : '';
+  const keyHeader: Record<string, string> = keyed ? { 'x-api-key': AUTH_KEY } : {};
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new TickerModel({}), tools: [tick] }) }),
         // Finished tasks expire at once, so what stays in memory is only what leaked.
-        A2aModule.forRoot({ taskTtlMs: 50, disconnectGraceMs: 0, keepAliveMs: 1_000 }),
+        A2aModule.forRoot({ taskTtlMs: 50, disconnectGraceMs: 0, keepAliveMs: 1_000, auth: keyed ? { apiKeys: [AUTH_KEY] } : false }),
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false, forceCloseConnections: true });
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();
     port = Number(new URL(base).port);
+    caller = app.get(A2aAuthService).authenticate(keyHeader);
   });
   afterAll(async () => {
     await app.close();
@@ -138,11 +150,13 @@ describe('dropped clients (e2e)', () => {
       Array.from({ length: size }, async (_, k) => {
         const n = offset + k;
         const task = longTasks[n % longTasks.length];
-        if (n % STARTS_A_RUN_EVERY === 0) return openStream(port, '/a2a', rpc('SendStreamingMessage', { message: message('tick 1 x 2') }));
+        if (n % STARTS_A_RUN_EVERY === 0) return openStream(port, '/a2a', rpc('SendStreamingMessage', { message: message('tick 1 x 2') }), undefined, credentials);
         // Most resume just behind the live edge (Last-Event-ID), one in four from a Task snapshot.
-        const lastSeq = (await app.get(TaskService).find(task, undefined))!.lastSeq;
+        const lastSeq = (await app.get(TaskService).find(task, caller))!.lastSeq;
         const resume = n % 4 === 1 ? undefined : Math.max(0, lastSeq - 1);
-        return n % 2 === 0 ? openStream(port, '/a2a', rpc('SubscribeToTask', { id: task }), resume) : openStream(port, `/tasks/${task}:subscribe`, {}, resume);
+        return n % 2 === 0
+          ? openStream(port, '/a2a', rpc('SubscribeToTask', { id: task }), resume, credentials)
+          : openStream(port, `/tasks/${task}:subscribe`, {}, resume, credentials);
       }),
     );
     // Half leave with a FIN, half with a TCP reset.
@@ -175,7 +189,7 @@ describe('dropped clients (e2e)', () => {
     const longTasks = await startLongTasks(LONG_TASKS);
     for (let offset = 0; offset < DROPPED_STREAMS; offset += BATCH) await dropBatch(longTasks, offset, BATCH);
     // The runs kept going all along: each long task has ticked since.
-    const ticked = await Promise.all(longTasks.map(async (id) => (await app.get(TaskService).find(id, undefined))!.lastSeq));
+    const ticked = await Promise.all(longTasks.map(async (id) => (await app.get(TaskService).find(id, caller))!.lastSeq));
     expect(Math.min(...ticked)).toBeGreaterThan(10);
     expect(app.get(AgentRuntimeService).activeRuns()).toBeGreaterThanOrEqual(LONG_TASKS);
     await cancelAll(longTasks);
@@ -191,7 +205,7 @@ describe('dropped clients (e2e)', () => {
     // A leak of a few hundred bytes per stream would be megabytes here.
     expect(grown).toBeLessThan(8 * 1024 * 1024);
     // eslint-disable-next-line no-console
-    console.info(`dropped ${DROPPED_STREAMS} streams; heap after GC ${(grown / 1024 / 1024).toFixed(1)} MB from the baseline`);
+    console.info(`dropped ${DROPPED_STREAMS} streams (authentication ${auth}); heap after GC ${(grown / 1024 / 1024).toFixed(1)} MB from the baseline`);
   }, 180_000);
 
   async function startLongTasks(count: number): Promise<string[]> {
@@ -199,7 +213,7 @@ describe('dropped clients (e2e)', () => {
       Array.from({ length: count }, async () => {
         const response = await fetch(`${base}/a2a`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+          headers: { 'content-type': 'application/json', 'a2a-version': '1.0', ...keyHeader },
           // Long enough (~200 s) to outlast the drops on a loaded machine; cancelled once they are done.
           body: JSON.stringify(rpc('SendMessage', { message: message('tick 40 x 20'), configuration: { returnImmediately: true } })),
         });
@@ -211,7 +225,7 @@ describe('dropped clients (e2e)', () => {
   async function cancelAll(ids: string[]): Promise<void> {
     await Promise.all(
       ids.map((id) =>
-        fetch(`${base}/tasks/${id}:cancel`, { method: 'POST', headers: { 'a2a-version': '1.0' } }).then((r) => r.text()),
+        fetch(`${base}/tasks/${id}:cancel`, { method: 'POST', headers: { 'a2a-version': '1.0', ...keyHeader } }).then((r) => r.text()),
       ),
     );
   }

@@ -2,6 +2,8 @@
  * Overlap under load: 500 concurrent tasks on the real executor, each with its own tools, over
  * both bindings and both protocol versions. Every stream's frames must be exactly its run's
  * frames as the runtime published them on the bus: none delivered to the wrong stream, none lost.
+ * Once more with authentication on (150 tasks, three callers with API keys taking turns): the
+ * same, and no caller can read another's task.
  */
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -65,13 +67,22 @@ const tools = Array.from({ length: OVERLAPPING_TASKS }, (_, i) =>
 type Binding = 'JSON-RPC 1.0' | 'HTTP+JSON 1.0' | 'JSON-RPC 0.3';
 const BINDINGS: Binding[] = ['JSON-RPC 1.0', 'HTTP+JSON 1.0', 'JSON-RPC 0.3'];
 
-describe('overlap under load (e2e)', () => {
+describe.each([
+  { auth: 'off', OVERLAPPING_TASKS, keys: [] as string[] },
+  // Reduced scale: the same paths behind the credential check (keeps CI time small).
+  { auth: 'on', OVERLAPPING_TASKS: 150, keys: ['overlap-key-a-19f2e3d4', 'overlap-key-b-5a6b7c8d', 'overlap-key-c-0e1f2a3b'] },
+])('overlap under load (e2e, authentication $auth)', ({ OVERLAPPING_TASKS, keys }) => {
   let app: INestApplication;
   let base: string;
+  /** The n-th stream's caller (the callers take turns); no header when authentication is off. */
+  const keyOf = (n: number): Record<string, string> => (keys.length > 0 ? { 'x-api-key': keys[n % keys.length] } : {});
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new PerTaskModel({}), tools }) }), A2aModule.forRoot({})],
+      imports: [
+        RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new PerTaskModel({}), tools }) }),
+        A2aModule.forRoot({ auth: keys.length > 0 ? { apiKeys: keys } : false }),
+      ],
     })
       .overrideProvider(AgentBus)
       .useFactory({ factory: () => new RecordingBus(new EventEmitter2({ wildcard: false, maxListeners: 0 })) })
@@ -89,7 +100,7 @@ describe('overlap under load (e2e)', () => {
     if (binding === 'HTTP+JSON 1.0') {
       return fetch(`${base}/message:stream`, {
         method: 'POST',
-        headers: { 'content-type': 'application/a2a+json', 'a2a-version': '1.0' },
+        headers: { 'content-type': 'application/a2a+json', 'a2a-version': '1.0', ...keyOf(n) },
         body: JSON.stringify({ message: { messageId: `m${n}`, role: 'ROLE_USER', parts: [{ text }] } }),
       });
     }
@@ -97,7 +108,7 @@ describe('overlap under load (e2e)', () => {
     const message = legacy ? { kind: 'message', messageId: `m${n}`, role: 'user', parts: [{ kind: 'text', text }] } : { messageId: `m${n}`, role: 'ROLE_USER', parts: [{ text }] };
     return fetch(`${base}/a2a`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(legacy ? {} : { 'a2a-version': '1.0' }) },
+      headers: { 'content-type': 'application/json', ...(legacy ? {} : { 'a2a-version': '1.0' }), ...keyOf(n) },
       body: JSON.stringify({ jsonrpc: '2.0', id: n, method: legacy ? 'message/stream' : 'SendStreamingMessage', params: { message } }),
     });
   }
@@ -146,10 +157,19 @@ describe('overlap under load (e2e)', () => {
       delivered += stream.frames.length;
     }
     expect(new Set(streams.map((s) => s.taskId)).size).toBe(OVERLAPPING_TASKS);
+    if (keys.length > 0) {
+      // Each task is its caller's: the owner reads it, the next caller gets "not found".
+      const reads = await Promise.all(
+        streams.map(async ({ n, taskId }) =>
+          Promise.all([n, n + 1].map((k) => fetch(`${base}/tasks/${taskId}`, { headers: { 'a2a-version': '1.0', ...keyOf(k) } }).then((r) => r.status))),
+        ),
+      );
+      expect(reads.filter(([own, other]) => own !== 200 || other !== 404)).toEqual([]);
+    }
     expect(delivered).toBe([...bus.frames.values()].reduce((sum, frames) => sum + frames.length, 0));
     await eventually(() => app.get(AgentRuntimeService).activeRuns() === 0 && app.get(TaskService).metrics().openStreams === 0, 10_000, 'everything released');
     expect(app.get(TaskService).metrics()).toMatchObject({ liveTasks: 0, topicSubscriptions: 0, openStreams: 0 });
     // eslint-disable-next-line no-console
-    console.info(`overlap: ${OVERLAPPING_TASKS} concurrent tasks, ${delivered} frames, each on its own stream, none lost`);
+    console.info(`overlap: ${OVERLAPPING_TASKS} concurrent tasks${keys.length > 0 ? ` of ${keys.length} callers` : ''}, ${delivered} frames, each on its own stream, none lost`);
   });
 });

@@ -2,7 +2,7 @@
  * toolstream inside a host application that has its own event emitter (wildcards on) and its
  * own `/tasks` route: both keep working, and the A2A server lives under the `path` prefix.
  */
-import { Controller, Get, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Body, Controller, Get, Injectable, Module, Param, Post, type INestApplication } from '@nestjs/common';
 import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
 import { tool } from '@langchain/core/tools';
@@ -16,6 +16,24 @@ class HostTasksController {
   @Get()
   list(): { host: string; tasks: string[] } {
     return { host: 'mine', tasks: ['invoice #1'] };
+  }
+
+  @Post()
+  add(@Body() body: unknown): { added: unknown } {
+    return { added: body };
+  }
+
+  @Get(':id')
+  one(@Param('id') id: string): never {
+    throw new Error(`host failure for ${id}`);
+  }
+}
+
+@Controller('orders')
+class HostOrdersController {
+  @Post('a2a')
+  create(@Body() body: unknown): { order: unknown } {
+    return { order: body };
   }
 }
 
@@ -42,7 +60,7 @@ const lookup = tool(async ({ key }) => ({ key, value: key.length }), {
     RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ tools: [lookup] }) }),
     A2aModule.forRoot({ path: 'agent', card: { name: 'host agent' }, auth: false }),
   ],
-  controllers: [HostTasksController],
+  controllers: [HostTasksController, HostOrdersController],
   providers: [OrderListener],
 })
 class HostModule {}
@@ -56,7 +74,7 @@ describe('toolstream in a host module (e2e)', () => {
     delete process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_BASE_URL;
     const moduleRef = await Test.createTestingModule({ imports: [HostModule] }).compile();
-    app = moduleRef.createNestApplication();
+    app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   });
@@ -93,5 +111,38 @@ describe('toolstream in a host module (e2e)', () => {
     const listed = await fetch(`${base}/agent/tasks`, { headers: { 'a2a-version': '1.0' } });
     expect(listed.status).toBe(200);
     expect(((await listed.json()) as { tasks: unknown[] }).tasks.length).toBe(1);
+  });
+
+  it("leaves the host's own errors to Nest: bad JSON, a throwing route, an undecodable path keep Nest's shape", async () => {
+    const json = { 'content-type': 'application/json' };
+    for (const path of ['/tasks', '/orders/a2a', '/a2a', '/agent/orders']) {
+      const bad = await fetch(`${base}${path}`, { method: 'POST', body: '{oops', headers: json });
+      expect([path, bad.status]).toEqual([path, 400]);
+      const body = (await bad.json()) as Record<string, unknown>;
+      expect(body).toMatchObject({ statusCode: bad.status });
+      expect(body).not.toHaveProperty('jsonrpc');
+    }
+    expect(await (await fetch(`${base}/tasks`, { method: 'POST', body: '{"n":1}', headers: json })).json()).toEqual({ added: { n: 1 } });
+    const thrown = await fetch(`${base}/tasks/7`);
+    expect(thrown.status).toBe(500);
+    expect(await thrown.json()).toEqual({ statusCode: 500, message: 'Internal server error' });
+    const undecodable = await fetch(`${base}/tasks/%E0%A4%A`);
+    expect(undecodable.status).toBe(400);
+    expect(await undecodable.json()).toMatchObject({ statusCode: 400 });
+  });
+
+  it("answers the same mistakes on toolstream's routes in the A2A binding's shape", async () => {
+    for (const type of ['application/json', 'application/a2a+json']) {
+      const rpc = await fetch(`${base}/agent/a2a`, { method: 'POST', body: '{oops', headers: { 'content-type': type } });
+      expect(rpc.status).toBe(200);
+      expect(await rpc.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+      const rest = await fetch(`${base}/agent/message:send`, { method: 'POST', body: '{oops', headers: { 'content-type': type, 'a2a-version': '1.0' } });
+      expect(rest.status).toBe(400);
+      expect(rest.headers.get('content-type')).toContain('application/a2a+json');
+      expect(await rest.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
+    }
+    const undecodable = await fetch(`${base}/agent/tasks/%E0%A4%A`, { headers: { 'a2a-version': '1.0' } });
+    expect(undecodable.status).toBe(400);
+    expect(await undecodable.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining('is not valid percent-encoding') } });
   });
 });

@@ -2,7 +2,7 @@ import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import { json, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { A2A_CONFIG, A2A_JSON_CONTENT_TYPE } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
-import { bodyReadError } from './body-parse.filter';
+import { A2aPreRouteErrors, bodyReadError } from './pre-route-errors';
 import { bodyTimedOut, bodyTooDeep, bodyTooLarge } from './a2a-errors';
 import { A2aAuthService } from './auth/a2a-auth.service';
 import { nestsDeeperThan } from './limits/json-depth';
@@ -17,7 +17,7 @@ const LIMIT_OPTION = 'maxBodyBytes';
  * (401 at once) and a declared length past `maxBodyBytes` is refused; a body that has not
  * arrived within `bodyTimeoutMs` is 408. Each of these answers closes the connection, so an
  * unread or slow body cannot hold the socket. A body nesting deeper than `maxJsonDepth` is
- * refused whoever parsed it. Errors become the binding's error through BodyParseFilter.
+ * refused whoever parsed it. It answers its refusals itself, in the binding's shape (A2aPreRouteErrors).
  */
 @Injectable()
 export class A2aJsonBodyMiddleware implements NestMiddleware {
@@ -29,6 +29,7 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
   constructor(
     @Inject(A2A_CONFIG) config: A2aConfig,
     private readonly auth: A2aAuthService,
+    private readonly errors: A2aPreRouteErrors,
   ) {
     this.limit = config.maxBodyBytes;
     this.maxDepth = config.maxJsonDepth;
@@ -38,10 +39,13 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
+    const fail = (err: unknown): void => {
+      if (!this.errors.answer(err, req, res)) next(err);
+    };
     const refuse = (err: unknown): void => {
       // The body is left unread: answer, then close, rather than wait for it.
       res.setHeader('Connection', 'close');
-      next(err);
+      fail(err);
     };
     try {
       this.auth.authenticate(req.headers, req.rawHeaders);
@@ -61,8 +65,9 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
       // After a timeout the connection is closing and the parser's "aborted" is no news.
       if (settled) return;
       settled = true;
-      if (err !== undefined) return next(bodyReadError(err, LIMIT_OPTION));
-      next(nestsDeeperThan(req.body, this.maxDepth) ? bodyTooDeep(this.maxDepth) : undefined);
+      if (err !== undefined) return fail(bodyReadError(err, LIMIT_OPTION));
+      if (nestsDeeperThan(req.body, this.maxDepth)) return fail(bodyTooDeep(this.maxDepth));
+      next();
     });
   }
 }

@@ -1,5 +1,6 @@
-import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
+import { Module, type MiddlewareConsumer, type NestModule, type OnModuleInit } from '@nestjs/common';
+import { MODULE_PATH } from '@nestjs/common/constants';
+import { ModulesContainer } from '@nestjs/core';
 import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
 import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
@@ -8,7 +9,7 @@ import { A2aController } from './a2a.controller';
 import { A2aJsonRpcController } from './a2a-json-rpc.controller';
 import { A2aService } from './a2a.service';
 import { AgentCardService } from './agent-card.service';
-import { BodyParseFilter } from './body-parse.filter';
+import { A2aPreRouteErrors } from './pre-route-errors';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { RestNegotiationGuard } from './rest-negotiation.guard';
 import { TaskService } from './task.service';
@@ -59,11 +60,25 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     DrainGuard,
     ClientStreams,
     MessageLimitsPipe,
-    { provide: APP_FILTER, useClass: BodyParseFilter },
+    A2aPreRouteErrors,
   ],
   exports: [TaskService, TaskStore, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
 })
-export class A2aModule extends ConfigurableModuleClass implements NestModule {
+export class A2aModule extends ConfigurableModuleClass implements NestModule, OnModuleInit {
+  constructor(
+    private readonly preRouteErrors: A2aPreRouteErrors,
+    private readonly modules: ModulesContainer,
+  ) {
+    super();
+  }
+
+  /** Runs once the routes are registered: where RouterModule mounted this module is known by then. */
+  onModuleInit(): void {
+    // Read as Nest's router reads it (RouterModule keys the path by application).
+    const path = (Reflect.getMetadata(MODULE_PATH + this.modules.applicationId, A2aModule) ?? Reflect.getMetadata(MODULE_PATH, A2aModule)) as string | undefined;
+    this.preRouteErrors.mount(path);
+  }
+
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(A2aJsonBodyMiddleware).forRoutes(A2aController, A2aJsonRpcController);
   }

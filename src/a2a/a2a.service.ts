@@ -291,12 +291,21 @@ const SSE_EVENTS_PER_TURN = 32;
  * events per turn; the JSON-RPC binding writes each event at once, so its buffer tells all.
  */
 function responsePace(response: ServerResponse, framing: StreamFraming): StreamPace {
-  const perTurn = framing.binding === 'rest' ? SSE_EVENTS_PER_TURN : Infinity;
+  const whenReady = (callback: () => void): (() => void) => {
+    if (response.writableNeedDrain) {
+      response.once('drain', callback);
+      return () => response.off('drain', callback);
+    }
+    const next = setImmediate(callback);
+    return () => clearImmediate(next);
+  };
+  // No count per turn, so no timer per turn either: every event of every stream passes here.
+  if (framing.binding === 'jsonrpc') return { ready: () => !response.writableNeedDrain, whenReady };
   let taken = 0;
   let turn: NodeJS.Immediate | undefined;
   return {
     ready: () => {
-      if (response.writableNeedDrain || taken >= perTurn) return false;
+      if (response.writableNeedDrain || taken >= SSE_EVENTS_PER_TURN) return false;
       taken += 1;
       turn ??= setImmediate(() => {
         taken = 0;
@@ -304,14 +313,7 @@ function responsePace(response: ServerResponse, framing: StreamFraming): StreamP
       });
       return true;
     },
-    whenReady: (callback) => {
-      if (response.writableNeedDrain) {
-        response.once('drain', callback);
-        return () => response.off('drain', callback);
-      }
-      const next = setImmediate(callback);
-      return () => clearImmediate(next);
-    },
+    whenReady,
   };
 }
 

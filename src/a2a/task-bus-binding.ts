@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { map, merge, type Subscription } from 'rxjs';
+import { Subscription } from 'rxjs';
 import { validateToolCallFrame } from '../extensions';
 import type { AgentBus, TaskTopicPayloads } from '../runtime';
 import type { TaskContentGuard } from './limits/task-content-guard';
@@ -41,17 +41,18 @@ export class TaskBusBinding {
     return this.accepted;
   }
 
-  /** The task's four topics merged into one subscription; the caller ends it when the task settles. */
+  /**
+   * The task's four topics in one subscription; the caller ends it when the task settles. Plain
+   * subscriptions, not an operator chain: every frame of every task passes here.
+   */
   bind(taskId: string, writer: TaskWriter): Subscription {
     this.bound += 1;
     const answer = { scrub: this.content.textStream() };
-    const subscription = merge(
-      this.bus.topic$('progress', taskId).pipe(map((payload): TopicMessage => ({ kind: 'progress', payload }))),
-      this.bus.topic$('toolframe', taskId).pipe(map((payload): TopicMessage => ({ kind: 'toolframe', payload }))),
-      this.bus.topic$('answer', taskId).pipe(map((payload): TopicMessage => ({ kind: 'answer', payload }))),
-      this.bus.topic$('reply', taskId).pipe(map((payload): TopicMessage => ({ kind: 'reply', payload }))),
-    ).subscribe((message) => (message.kind === 'answer' ? this.applyAnswer(taskId, writer, answer, message.payload) : this.apply(taskId, writer, message)));
-    subscription.add(() => (this.bound -= 1));
+    const subscription = new Subscription(() => (this.bound -= 1));
+    subscription.add(this.bus.topic$('progress', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'progress', payload })));
+    subscription.add(this.bus.topic$('toolframe', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'toolframe', payload })));
+    subscription.add(this.bus.topic$('answer', taskId).subscribe((payload) => this.applyAnswer(taskId, writer, answer, payload)));
+    subscription.add(this.bus.topic$('reply', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'reply', payload })));
     return subscription;
   }
 

@@ -57,17 +57,23 @@ export class EventEmitterAgentBus extends AgentBus {
   private deliver(topic: string, payload: unknown): void {
     const listeners = this.emitter.listeners(topic);
     for (const listener of listeners.length <= 1 ? listeners : listeners.slice()) {
-      this.call(topic, () => listener.call(this.emitter, payload));
+      try {
+        listener.call(this.emitter, payload);
+      } catch (err) {
+        this.listenerThrew(topic, err);
+      }
     }
-    for (const any of this.emitter.listenersAny()) this.call(topic, () => any.call(this.emitter, topic, payload));
+    for (const any of this.emitter.listenersAny()) {
+      try {
+        any.call(this.emitter, topic, payload);
+      } catch (err) {
+        this.listenerThrew(topic, err);
+      }
+    }
   }
 
-  private call(topic: string, deliver: () => void): void {
-    try {
-      deliver();
-    } catch (err) {
-      this.logger.error(`a listener of ${topic} threw: ${err instanceof Error ? err.message : String(err)}`);
-    }
+  private listenerThrew(topic: string, err: unknown): void {
+    this.logger.error(`a listener of ${topic} threw: ${err instanceof Error ? err.message : String(err)}`);
   }
 
   private on$<T>(topic: string): Observable<T> {

@@ -1,6 +1,8 @@
+import { ValidationPipe } from '@nestjs/common';
 import { JsonRpcRequestError } from '../a2a-errors';
 import { A2aValidationPipe } from './a2a-validation.pipe';
 import { SendMessageRequestDto } from './send-message.dto';
+import { isCommonSendMessageRequest } from './send-message.shape';
 import { MessageSendParamsV03Dto } from './send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto } from './task-requests.dto';
 
@@ -84,5 +86,55 @@ describe('A2aValidationPipe (invalid params name the field)', () => {
   it('rejects an array or a primitive where an object belongs', async () => {
     expect(await fields([1, 2], GetTaskRequestDto)).toEqual(['id']);
     expect(await fields('id', GetTaskRequestDto)).toEqual(['id']);
+  });
+
+  describe('the hand check that skips the class-validator pass for common sends', () => {
+    const message = { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] };
+    const common: unknown[] = [
+      { message },
+      { message: { ...message, parts: [{ text: 'hi', metadata: { a: 1 }, mediaType: 'text/plain', filename: 'f' }, { data: { a: [1] } }, { data: 0 }] } },
+      { message: { ...message, contextId: 'c', taskId: 't', metadata: {}, extensions: ['x'], referenceTaskIds: [] }, metadata: { k: 'v' }, tenant: 't' },
+      { message, unknownField: 1 },
+    ];
+    /** Near misses, valid or not: each takes the full pass (and so gets its field errors). */
+    const others: unknown[] = [
+      null,
+      [],
+      {},
+      { message, configuration: {} },
+      { message, tenant: 1 },
+      { message, metadata: [] },
+      { message: { ...message, messageId: '' } },
+      { message: { ...message, messageId: 1 } },
+      { message: { ...message, role: 'ROLE_AGENT' } },
+      { message: { ...message, parts: [] } },
+      { message: { ...message, parts: 'hi' } },
+      { message: { ...message, parts: [{ text: 'x', data: {} }] } },
+      { message: { ...message, parts: [{}] } },
+      { message: { ...message, parts: [{ text: 7 }] } },
+      { message: { ...message, parts: [{ text: null }] } },
+      { message: { ...message, parts: [{ data: null }] } },
+      { message: { ...message, parts: [{ raw: 'aGk=' }] } },
+      { message: { ...message, parts: [{ url: 'https://example.com' }] } },
+      { message: { ...message, parts: [{ text: 'x', metadata: 'm' }] } },
+      { message: { ...message, parts: [{ text: 'x', filename: 2 }] } },
+      { message: { ...message, parts: ['x'] } },
+      { message: { ...message, contextId: 5 } },
+      { message: { ...message, taskId: null } },
+      { message: { ...message, metadata: [] } },
+      { message: { ...message, extensions: ['a', 1] } },
+      { message: { ...message, referenceTaskIds: 'r' } },
+    ];
+    const fullPass = new ValidationPipe({ transform: true });
+
+    it.each(common)('accepts %j, which the full pass accepts too, and returns it as it is', async (body) => {
+      expect(isCommonSendMessageRequest(body)).toBe(true);
+      await expect(fullPass.transform(body, { type: 'body', metatype: SendMessageRequestDto })).resolves.toBeInstanceOf(SendMessageRequestDto);
+      await expect(pipe.transform(body, { type: 'body', metatype: SendMessageRequestDto })).resolves.toBe(body);
+    });
+
+    it.each(others)('leaves %j to the full pass', (body) => {
+      expect(isCommonSendMessageRequest(body)).toBe(false);
+    });
   });
 });

@@ -1,5 +1,7 @@
-import { Injectable, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { Injectable, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { invalidParams, type FieldViolation } from '../a2a-errors';
+import { SendMessageRequestDto } from './send-message.dto';
+import { isCommonSendMessageRequest } from './send-message.shape';
 
 /** Enough violations to fix a request, not so many that a hostile one makes a huge answer. */
 const MAX_VIOLATIONS = 20;
@@ -30,5 +32,11 @@ export class A2aValidationPipe extends ValidationPipe {
       validationError: { target: false, value: false },
       exceptionFactory: (errors) => invalidParams(fieldViolations(errors).slice(0, MAX_VIOLATIONS)),
     });
+  }
+
+  /** A send whose shape a hand check already proved skips the class-validator pass (see isCommonSendMessageRequest). */
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.metatype === SendMessageRequestDto && isCommonSendMessageRequest(value)) return Promise.resolve(value);
+    return super.transform(value, metadata) as Promise<unknown>;
   }
 }

@@ -1,5 +1,5 @@
 import { A2aHttpError, JsonRpcRequestError, toJsonRpcErrorObject, toRestError } from './a2a-errors';
-import { bodyReadError } from './body-parse.filter';
+import { bodyReadError } from './pre-route-errors';
 
 /** What body-parser raises (an http-errors object): a message, a status, a type, sometimes a limit. */
 const httpError = (status: number, message: string, props: Record<string, unknown>) => Object.assign(new Error(message), { status, ...props });
