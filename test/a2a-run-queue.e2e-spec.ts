@@ -50,7 +50,8 @@ describe('the Redis run queue (e2e)', () => {
     const stream = collect(await rpc(api.base, 'SubscribeToTask', { id: sent.result.task.id }, { headers: { 'last-event-id': '0' } }));
 
     const worker = await instance({ role: 'worker' });
-    const run = await worker.worker.nextRun();
+    await eventually(() => worker.worker.runs.size > 0, 10_000, 'the worker takes the run');
+    const [run] = worker.worker.runs.values();
     expect(run.id).toBe(sent.result.task.id);
     run.progress('working on it');
     run.started('c1', 'calculator', { expression: '1+1' });
@@ -80,7 +81,7 @@ describe('the Redis run queue (e2e)', () => {
     // The queue has room again.
     const third = await rpc(api.base, 'SendMessage', { message: wireMessage('three'), configuration: { returnImmediately: true } });
     expect(third.status).toBe(200);
-    await worker.worker.nextRun();
+    await eventually(() => worker.worker.runs.size === 1, 10_000, 'the worker takes the third run');
   });
 
   it('a worker runs at most maxConcurrentRuns at once; the next run starts when one ends', async () => {
