@@ -1,9 +1,10 @@
 /**
- * `npm run bench:profile [-- empty|streams|executor] [--target=limit|reference]`
+ * `npm run bench:profile [-- empty|stream|streams|executor] [--target=limit|reference]`
  *
  * CPU profiles of toolstream's server for the two per-request cases the benchmark targets:
- * `empty`, empty tasks one after another, and `streams`, 1,000 concurrent streams of 100 tool
- * calls. Each starts a fresh server, warms it up, profiles only the load, and writes the raw
+ * `empty`, empty tasks one after another, `stream`, one stream of 30,000 tool calls, and
+ * `streams`, 1,000 concurrent streams of 100 tool calls. Each starts a fresh server, warms it
+ * up, profiles only the load, and writes the raw
  * profile to bench/.work/profiles and its summary to bench/profiles/<case>.md (committed, so a
  * change to the hot path can be compared with the last summary). With --target, another
  * server is profiled instead (summaries named <case>-<target>.md), to compare where each spends.
@@ -24,6 +25,10 @@ const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
   empty: {
     what: '2,000 empty tasks (no tool call), one after another on one stream at a time',
     job: { streams: 2_000, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
+  },
+  stream: {
+    what: 'one stream of 30,000 tool calls, flat out',
+    job: { streams: 1, scenario: { toolCalls: 30_000, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
   },
   streams: {
     what: '1,000 concurrent streams of 100 tool calls each, flat out',

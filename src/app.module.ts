@@ -20,21 +20,22 @@ const card: NonNullable<A2aModuleOptions['card']> = {
       name: 'Weather and time',
       description: 'Current weather of about twenty cities and the time anywhere, in parallel.',
       tags: ['weather', 'time'],
-      examples: ['weather in Paris and the time in Tokyo'],
+      // The page offers these as its example questions; several asks in one run tools in parallel.
+      examples: ['What is the weather in Paris and the time in Tokyo?', 'Weather in Berlin, wait 2 seconds and read the doc nope'],
     },
     {
       id: 'calculator',
       name: 'Calculator',
       description: 'Arithmetic expressions with parentheses and functions.',
       tags: ['math'],
-      examples: ["what's 12*7"],
+      examples: ['What is 12 * (3 + 4) and 1 / 0?'],
     },
     {
       id: 'docs',
       name: 'Docs',
       description: 'Searches and reads the bundled documentation.',
       tags: ['search', 'docs'],
-      examples: ['search the docs for replay', 'read the doc missing-page'],
+      examples: ['Search the docs for reconnect'],
     },
   ],
 };
@@ -50,7 +51,7 @@ const remoteAgents = () => loadRemoteAgents(process.env, createDemoTools().map((
 function demoImports(role: ToolstreamRole): NonNullable<DynamicModule['imports']> {
   const runsAgents = role !== 'api';
   return [
-    ExtensionsModule,
+    ExtensionsModule.forRoot(),
     RuntimeModule.forRootAsync({
       useFactory: async () => ({ narration: { phrases: (await remoteAgents()).phrases }, serveRequests: runsAgents }),
       executor: runsAgents

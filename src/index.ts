@@ -23,7 +23,7 @@ export type {
   A2aAuthOptions,
   ToolstreamRole,
 } from './a2a/a2a.module-definition';
-export type { WebModuleOptions } from './web/web.module-definition';
+export type { WebModuleOptions, WebModuleExtras } from './web/web.module-definition';
 export type { NarrationOptions, NarrationPhrase } from './runtime/narration';
 export type { FrameHygieneOptions } from './executor/frames/sanitize-for-frame';
 

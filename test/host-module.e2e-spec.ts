@@ -7,7 +7,12 @@ import { EventEmitter2, EventEmitterModule, OnEvent } from '@nestjs/event-emitte
 import { Test } from '@nestjs/testing';
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
-import { A2aModule, ExecutorModule, ExtensionsModule, RuntimeModule } from '../src';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { A2aModule, ExecutorModule, RuntimeModule, WebModule } from '../src';
+import { WEB_MODULE_OPTIONS } from '../src/web';
+import { buildWebBundle } from '../src/web/web-bundle';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { describeEvent, drain, userMessage } from './support/clients';
 
@@ -56,9 +61,14 @@ const lookup = tool(async ({ key }) => ({ key, value: key.length }), {
 @Module({
   imports: [
     EventEmitterModule.forRoot({ wildcard: true }),
-    ExtensionsModule,
     RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ tools: [lookup] }) }),
-    A2aModule.forRoot({ path: 'agent', card: { name: 'host agent' }, auth: false }),
+    A2aModule.forRoot({
+      path: 'agent',
+      card: { name: 'host agent', description: 'Looks keys up.', skills: [{ id: 'lookup', name: 'Lookup', description: 'Looks a key up', examples: ['lookup key=abc'] }] },
+      auth: false,
+    }),
+    // The page beside the A2A routes, under the same prefix.
+    WebModule.forRoot({ path: 'agent' }),
   ],
   controllers: [HostTasksController, HostOrdersController],
   providers: [OrderListener],
@@ -68,12 +78,15 @@ class HostModule {}
 describe('toolstream in a host module (e2e)', () => {
   let app: INestApplication;
   let base: string;
+  let publicDir: string;
   const saved = { ...process.env };
 
   beforeAll(async () => {
     delete process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_BASE_URL;
-    const moduleRef = await Test.createTestingModule({ imports: [HostModule] }).compile();
+    publicDir = await mkdtemp(join(tmpdir(), 'toolstream-host-web-'));
+    await buildWebBundle({ outDir: publicDir });
+    const moduleRef = await Test.createTestingModule({ imports: [HostModule] }).overrideProvider(WEB_MODULE_OPTIONS).useValue({ publicDir }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -82,6 +95,7 @@ describe('toolstream in a host module (e2e)', () => {
   afterAll(async () => {
     process.env = { ...saved };
     await app?.close();
+    if (publicDir) await rm(publicDir, { recursive: true, force: true });
   });
 
   it("keeps the host's own wildcard emitter", async () => {
@@ -144,5 +158,31 @@ describe('toolstream in a host module (e2e)', () => {
     const undecodable = await fetch(`${base}/agent/tasks/%E0%A4%A`, { headers: { 'a2a-version': '1.0' } });
     expect(undecodable.status).toBe(400);
     expect(await undecodable.json()).toMatchObject({ error: { status: 'INVALID_ARGUMENT', message: expect.stringContaining('is not valid percent-encoding') } });
+  });
+
+  it('serves the page under the same prefix: relative asset URLs, the card beside it with the host agent and its examples', async () => {
+    const bare = await fetch(`${base}/agent?q=1`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/agent/?q=1');
+    const page = await fetch(`${base}/agent/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    // Every URL on the page is relative, so it resolves under /agent/.
+    expect(html).not.toMatch(/(src|href)="\//);
+    for (const asset of [...html.matchAll(/(?:src|href)="(assets\/[^"]+)"/g)].map((m) => m[1])) {
+      const res = await fetch(new URL(asset, `${base}/agent/`));
+      expect([asset, res.status]).toEqual([asset, 200]);
+    }
+    expect((await fetch(`${base}/agent/assets/app.js`)).headers.get('content-type')).toContain('javascript');
+    // Where the page's script looks for the card: beside the page.
+    const card = (await (await fetch(new URL('.well-known/agent-card.json', `${base}/agent/`))).json()) as {
+      name: string;
+      skills: Array<{ examples: string[] }>;
+      supportedInterfaces: Array<{ url: string }>;
+    };
+    expect(card.name).toBe('host agent');
+    expect(card.skills.flatMap((s) => s.examples)).toEqual(['lookup key=abc']);
+    expect(card.supportedInterfaces[0].url).toBe(`${base}/agent/a2a`);
+    expect((await fetch(`${base}/assets/app.js`)).status).toBe(404);
   });
 });

@@ -65,7 +65,7 @@ describe('WebModule serves the page (e2e)', () => {
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(res.headers.get('content-security-policy')).toContain("connect-src 'self'");
     const html = await res.text();
-    expect(html).toContain('<script src="/assets/app.js" defer></script>');
+    expect(html).toContain('<script src="assets/app.js" defer></script>');
     expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1" />');
     // Nothing on the page points outside this server.
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);

@@ -1,5 +1,7 @@
 /** DI token of the resolved configuration (A2aConfig: options with defaults). */
 export const A2A_CONFIG = Symbol('A2A_CONFIG');
+/** DI token: the card's extensions (AGENT_EXTENSIONS from the `extensions` module), resolved after the options. */
+export const A2A_EXTENSIONS = Symbol('A2A_EXTENSIONS');
 /** DI token of the process's role (ToolstreamRole: all, api or worker). */
 export const A2A_ROLE = Symbol('A2A_ROLE');
 

@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
-import { RouterModule } from '@nestjs/core';
 import type Redis from 'ioredis';
 import { ExtensionsModule } from '../extensions/extensions.module';
+import { mountedAt, positiveWholeNumber, wholeNumber as nonNegative } from '../common/module-options';
 import { A2A_ROLE } from './a2a.constants';
 import { AgentCardController } from './agent-card.controller';
 import { A2aController } from './a2a.controller';
@@ -219,16 +219,6 @@ export function checkRole(value: unknown, what: string): ToolstreamRole {
   throw new Error(`${what} must be one of ${TOOLSTREAM_ROLES.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
-/** A route prefix: path segments of letters, digits, `-`, `_`, `.`, without empty ones. */
-export function checkRoutePrefix(moduleName: string, path: string | undefined): string | undefined {
-  if (path === undefined) return undefined;
-  const trimmed = typeof path === 'string' ? path.replace(/^\/+|\/+$/g, '') : path;
-  if (typeof trimmed !== 'string' || !/^[\w.-]+(?:\/[\w.-]+)*$/.test(trimmed)) {
-    throw new Error(`${moduleName} option path must be a route prefix like "agent" or "api/agent", got ${JSON.stringify(path)}`);
-  }
-  return trimmed;
-}
-
 export const {
   ConfigurableModuleClass,
   MODULE_OPTIONS_TOKEN: A2A_MODULE_OPTIONS,
@@ -237,18 +227,13 @@ export const {
 } = new ConfigurableModuleBuilder<A2aModuleOptions>()
   .setClassMethodName('forRoot')
   .setExtras<A2aModuleExtras>({}, (definition, extras) => {
-    const path = checkRoutePrefix('A2aModule', extras.path);
     const role = checkRole(extras.role, 'A2aModule role');
     return {
       ...definition,
       // A worker serves no A2A route: its HTTP port answers health probes only.
       controllers: role === 'worker' ? [] : A2A_CONTROLLERS,
       providers: [...(definition.providers ?? []), { provide: A2A_ROLE, useValue: role }],
-      imports: [
-        ...(definition.imports ?? []),
-        extras.extensions ?? ExtensionsModule,
-        ...(path ? [RouterModule.register([{ path, module: definition.module }])] : []),
-      ],
+      imports: [...(definition.imports ?? []), extras.extensions ?? ExtensionsModule.forRoot(), ...mountedAt('A2aModule', extras.path, definition.module)],
     };
   })
   .build();
@@ -404,23 +389,5 @@ export function checkRedisUrl(url: string, what: string): void {
   }
 }
 
-/**
- * A misconfigured number fails at boot with its name, not later with a hung stream. Every
- * numeric option is a count, a size in bytes or a duration in ms: a whole number.
- */
-function positive(value: number | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new Error(`A2aModule option ${name} must be a positive whole number, got ${String(value)}`);
-  }
-  return value;
-}
-
-function wholeNumber(value: number | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new Error(`A2aModule option ${name} must be zero or a positive whole number, got ${String(value)}`);
-  }
-  return value;
-}
-
+const positive = (value: number | undefined, name: string): number | undefined => positiveWholeNumber('A2aModule', name, value);
+const wholeNumber = (value: number | undefined, name: string): number | undefined => nonNegative('A2aModule', name, value);

@@ -1,8 +1,10 @@
-import { Module, type MiddlewareConsumer, type NestModule, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, Optional, type MiddlewareConsumer, type NestModule, type OnModuleInit } from '@nestjs/common';
 import { MODULE_PATH } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { optionalOptions, requireForRoot } from '../common/require-for-root';
-import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
+import { A2A_CONFIG, A2A_EXTENSIONS, A2A_ROLE } from './a2a.constants';
+import type { AgentExtension } from '@a2a-js/sdk';
+import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
 import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { A2aJsonBodyMiddleware } from './a2a-json-body.middleware';
 import { A2aController } from './a2a.controller';
@@ -43,6 +45,15 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
       useFactory: (options?: A2aModuleOptions) => resolveA2aConfig(requireForRoot('A2aModule', options)),
     },
     {
+      // After A2A_CONFIG, so a bare import fails saying so rather than with a missing AGENT_EXTENSIONS.
+      provide: A2A_EXTENSIONS,
+      inject: [A2A_CONFIG, optionalOptions(AGENT_EXTENSIONS)],
+      useFactory: (_config: A2aConfig, extensions?: AgentExtension[]) => {
+        if (!extensions) throw new Error('A2aModule: its extensions module provides no AGENT_EXTENSIONS (use ExtensionsModule.forRoot({...}))');
+        return extensions;
+      },
+    },
+    {
       provide: TaskStore,
       inject: [A2A_CONFIG, optionalOptions(A2A_ROLE)],
       useFactory: (config: A2aConfig, role: ToolstreamRole = 'all') => createTaskStore(config, role),
@@ -68,12 +79,14 @@ export class A2aModule extends ConfigurableModuleClass implements NestModule, On
   constructor(
     private readonly preRouteErrors: A2aPreRouteErrors,
     private readonly modules: ModulesContainer,
+    @Optional() @Inject(A2A_ROLE) private readonly role?: string,
   ) {
     super();
   }
 
   /** Runs once the routes are registered: where RouterModule mounted this module is known by then. */
   onModuleInit(): void {
+    if (this.role === 'worker') return; // no A2A route to answer for
     // Read as Nest's router reads it (RouterModule keys the path by application).
     const path = (Reflect.getMetadata(MODULE_PATH + this.modules.applicationId, A2aModule) ?? Reflect.getMetadata(MODULE_PATH, A2aModule)) as string | undefined;
     this.preRouteErrors.mount(path);

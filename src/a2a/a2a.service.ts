@@ -11,8 +11,7 @@ import {
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { EMPTY, catchError, type Observable } from 'rxjs';
-import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
-import { A2A_CONFIG, type ProtocolVersion } from './a2a.constants';
+import { A2A_CONFIG, A2A_EXTENSIONS, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
 import { callerOf } from './auth/a2a-auth.guard';
@@ -60,7 +59,7 @@ export class A2aService {
   constructor(
     private readonly tasks: TaskService,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
-    @Inject(AGENT_EXTENSIONS) private readonly extensions: AgentExtension[],
+    @Inject(A2A_EXTENSIONS) private readonly extensions: AgentExtension[],
     private readonly clientStreams: ClientStreams,
   ) {}
 

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AgentCard, type AgentExtension, type AgentInterface } from '@a2a-js/sdk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
-import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
-import { A2A_CONFIG, JSON_RPC_PATH } from './a2a.constants';
+import { A2A_CONFIG, A2A_EXTENSIONS, JSON_RPC_PATH } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { legacySecurityDeclaration, securityDeclaration } from './auth/a2a-auth.service';
 
@@ -15,7 +14,7 @@ import { legacySecurityDeclaration, securityDeclaration } from './auth/a2a-auth.
 export class AgentCardService {
   constructor(
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
-    @Inject(AGENT_EXTENSIONS) private readonly extensions: AgentExtension[],
+    @Inject(A2A_EXTENSIONS) private readonly extensions: AgentExtension[],
   ) {}
 
   /** The base URL interfaces hang off: the configured public URL, else the one the card was asked at. */

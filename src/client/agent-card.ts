@@ -104,18 +104,27 @@ export function declaresToolCallV1(card: unknown): boolean {
 
 export interface DiscoverOptions {
   prefer?: EndpointPreference;
+  /**
+   * The card's own URL, when it is not at the well-known path of `baseUrl`'s origin: an agent
+   * mounted under a prefix (`A2aModule.forRoot({ path })`) serves it at
+   * `<prefix>/.well-known/agent-card.json`.
+   */
+  cardUrl?: string;
   signal?: AbortSignal;
   fetch?: typeof fetch;
 }
 
-/** Fetches `<baseUrl>/.well-known/agent-card.json` and picks the interface to use. */
+/**
+ * Fetches the agent card (`/.well-known/agent-card.json` at `baseUrl`'s origin, or
+ * `options.cardUrl`) and picks the interface to use.
+ */
 export async function discoverAgent(baseUrl: string, options: DiscoverOptions = {}): Promise<DiscoveredAgent> {
   const doFetch = options.fetch ?? fetch;
   let cardUrl: string;
   try {
-    cardUrl = new URL(AGENT_CARD_PATH, baseUrl).toString();
+    cardUrl = new URL(options.cardUrl ?? AGENT_CARD_PATH, baseUrl).toString();
   } catch {
-    throw new A2aClientError(`not a URL: ${JSON.stringify(baseUrl)}`);
+    throw new A2aClientError(`not a URL: ${JSON.stringify(options.cardUrl ?? baseUrl)}`);
   }
   let response: Response;
   try {

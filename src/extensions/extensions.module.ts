@@ -1,34 +1,28 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import type { AgentExtension } from '@a2a-js/sdk';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { AGENT_EXTENSIONS } from './extensions.constants';
-import { toolCallV1AgentExtension } from './tool-call-v1';
+import { agentExtensions, ConfigurableModuleClass, EXTENSIONS_MODULE_OPTIONS, type ExtensionsModuleOptions } from './extensions.module-definition';
 
-export interface ExtensionsModuleOptions {
-  /** Overrides the description of the tool-call-v1 entry on the agent card. */
-  toolCallDescription?: string;
-  /** Further extensions the embedding agent declares beside tool-call-v1. */
-  additional?: AgentExtension[];
-}
+export type { ExtensionsModuleOptions } from './extensions.module-definition';
 
 /**
  * The tool-call-v1 contract in Nest: provides the agent-card extension entries under
- * AGENT_EXTENSIONS. Import it plainly for the defaults, or through forRoot to add entries.
+ * AGENT_EXTENSIONS. `ExtensionsModule.forRoot()` for tool-call-v1 alone, `forRoot({ additional })`
+ * to declare more, or `forRootAsync`. A2aModule imports `forRoot()` itself unless given its own.
  */
 @Module({
-  providers: [{ provide: AGENT_EXTENSIONS, useFactory: (): AgentExtension[] => [toolCallV1AgentExtension()] }],
+  providers: [
+    {
+      provide: AGENT_EXTENSIONS,
+      inject: [optionalOptions(EXTENSIONS_MODULE_OPTIONS)],
+      useFactory: (options?: ExtensionsModuleOptions) => agentExtensions(requireForRoot('ExtensionsModule', options)),
+    },
+  ],
   exports: [AGENT_EXTENSIONS],
 })
-export class ExtensionsModule {
-  static forRoot(options: ExtensionsModuleOptions = {}): DynamicModule {
-    return {
-      module: ExtensionsModule,
-      providers: [
-        {
-          provide: AGENT_EXTENSIONS,
-          useValue: [toolCallV1AgentExtension(options.toolCallDescription), ...(options.additional ?? [])],
-        },
-      ],
-      exports: [AGENT_EXTENSIONS],
-    };
+export class ExtensionsModule extends ConfigurableModuleClass {
+  /** Every option is optional here: `forRoot()` declares tool-call-v1 alone. */
+  static override forRoot(options: ExtensionsModuleOptions = {}): DynamicModule {
+    return super.forRoot(options);
   }
 }

@@ -8,7 +8,7 @@ import { contextFromCarrier } from '../tracing';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
-import { RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
+import { checkRuntimeOptions, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
 import type { ReplyPayload, SkillRequest, TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
 
 const DEFAULT_CANCEL_GRACE_MS = 2_000;
@@ -61,7 +61,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     @Optional() @Inject(RUNTIME_MODULE_OPTIONS) given: RuntimeModuleOptions | undefined,
     @Optional() private readonly agentExecutor?: AgentExecutor,
   ) {
-    const options = requireForRoot('RuntimeModule', given);
+    const options = checkRuntimeOptions(requireForRoot('RuntimeModule', given));
     this.options = options;
     if (options.serveRequests !== false && !agentExecutor) {
       throw new Error(

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Type } from '@nestjs/common';
+import { booleanOption, wholeNumber } from '../common/module-options';
 import type { NarrationOptions } from './narration';
 
 export interface RuntimeModuleOptions {
@@ -35,3 +36,14 @@ export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: RUNTIME_MODULE_OPT
       imports: [...(definition.imports ?? []), ...(extras.executor ? [extras.executor] : [])],
     }))
     .build();
+
+/** The options as given, checked at boot: a bad one fails naming it. */
+export function checkRuntimeOptions(options: RuntimeModuleOptions): RuntimeModuleOptions {
+  booleanOption('RuntimeModule', 'serveRequests', options.serveRequests);
+  wholeNumber('RuntimeModule', 'cancelGraceMs', options.cancelGraceMs);
+  const narration = options.narration as unknown;
+  if (narration !== undefined && (typeof narration !== 'object' || narration === null || Array.isArray(narration))) {
+    throw new Error(`RuntimeModule option narration must be an object (phrases, prefixes, silent, …), got ${JSON.stringify(narration)}`);
+  }
+  return options;
+}

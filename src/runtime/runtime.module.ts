@@ -6,7 +6,7 @@ import { AgentRuntimeService } from './agent-runtime.service';
 import { EventEmitterAgentBus } from './event-emitter-agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR, RUNTIME_EMITTER } from './runtime.constants';
-import { ConfigurableModuleClass, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
+import { checkRuntimeOptions, ConfigurableModuleClass, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
 
 /**
  * Bridges agent runs onto bus topics. The default bus runs on an EventEmitter2 of its own, so
@@ -22,7 +22,7 @@ import { ConfigurableModuleClass, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOpti
     {
       provide: NARRATOR,
       inject: [optionalOptions(RUNTIME_MODULE_OPTIONS)],
-      useFactory: (options?: RuntimeModuleOptions): Narrator => new Narrator(requireForRoot('RuntimeModule', options).narration),
+      useFactory: (options?: RuntimeModuleOptions): Narrator => new Narrator(checkRuntimeOptions(requireForRoot('RuntimeModule', options)).narration),
     },
     AgentRuntimeService,
   ],

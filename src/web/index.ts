@@ -1,3 +1,3 @@
 export { WebModule } from './web.module';
-export { WEB_MODULE_OPTIONS, type WebModuleOptions } from './web.module-definition';
+export { WEB_MODULE_OPTIONS, type WebModuleOptions, type WebModuleExtras } from './web.module-definition';
 export { WebService } from './web.service';

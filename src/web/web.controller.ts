@@ -1,15 +1,19 @@
-import { Controller, Get, NotFoundException, Param, Res, ServiceUnavailableException } from '@nestjs/common';
-import type { Response } from 'express';
+import { Controller, Get, NotFoundException, Param, Req, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { WEB_CONTENT_SECURITY_POLICY } from './web.constants';
 import { WebService } from './web.service';
 
-/** The live tool-timeline page at `/` and its assets under `/assets/`. */
+/** The live tool-timeline page at `/` and its assets under `/assets/` (under the module's `path`, if any). */
 @Controller()
 export class WebController {
   constructor(private readonly web: WebService) {}
 
   @Get()
-  page(@Res() res: Response): void {
+  page(@Req() req: Request, @Res() res: Response): void {
+    // The page's URLs are relative (assets, the agent card): they resolve under its prefix only
+    // when the page's own URL ends in "/", so `/agent` is sent to `/agent/`.
+    const [path, query] = req.originalUrl.split(/\?(.*)/s);
+    if (!path.endsWith('/')) return res.redirect(301, `${path}/${query ? `?${query}` : ''}`);
     const missing = this.web.missing();
     if (missing.length > 0) {
       throw new ServiceUnavailableException(`the web page is not built (${missing.join(', ')} missing): run npm run build`);

@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { mountedAt } from '../common/module-options';
 
 export interface WebModuleOptions {
   /**
@@ -8,5 +9,20 @@ export interface WebModuleOptions {
   publicDir?: string;
 }
 
+export interface WebModuleExtras {
+  /**
+   * Mounts the page under this prefix, e.g. `agent` → `/agent/` and `/agent/assets/…`. Give it
+   * A2aModule's `path`: the page reads the agent card beside itself
+   * (`<prefix>/.well-known/agent-card.json`). Default: the application's root.
+   */
+  path?: string;
+}
+
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: WEB_MODULE_OPTIONS, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } =
-  new ConfigurableModuleBuilder<WebModuleOptions>().setClassMethodName('forRoot').build();
+  new ConfigurableModuleBuilder<WebModuleOptions>()
+    .setClassMethodName('forRoot')
+    .setExtras<WebModuleExtras>({}, (definition, extras) => ({
+      ...definition,
+      imports: [...(definition.imports ?? []), ...mountedAt('WebModule', extras.path, definition.module)],
+    }))
+    .build();

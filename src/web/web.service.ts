@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { nonEmptyString } from '../common/module-options';
 import { requireForRoot } from '../common/require-for-root';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ export class WebService implements OnModuleInit {
 
   constructor(@Optional() @Inject(WEB_MODULE_OPTIONS) given?: WebModuleOptions) {
     const options = requireForRoot('WebModule', given);
-    this.publicDir = options.publicDir ?? join(__dirname, 'public');
+    this.publicDir = nonEmptyString('WebModule', 'publicDir', options.publicDir) ?? join(__dirname, 'public');
   }
 
   async onModuleInit(): Promise<void> {

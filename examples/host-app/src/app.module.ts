@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
-import { A2aModule, ExecutorModule, ExtensionsModule, RuntimeModule } from 'toolstream';
+import { A2aModule, ExecutorModule, RuntimeModule } from 'toolstream';
 import { stockPrice } from './stock-price.tool';
 
 @Module({
   imports: [
-    ExtensionsModule,
     // The agent: your tools, and a model (OpenAI-compatible when OPENAI_API_KEY or
     // OPENAI_BASE_URL is set, else the offline model that calls tools by name).
     RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ tools: [stockPrice], toolTimeoutMs: 10_000 }) }),

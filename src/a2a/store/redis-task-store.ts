@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
+import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
@@ -29,29 +30,11 @@ const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
 
+/** How long close waits for events still on their way to Redis (it may be down). */
+const CLOSE_WAIT_MS = 5_000;
+
 /** Events a follower reads per XRANGE. */
 const READ_BATCH = 512;
-
-/**
- * Appends a batch of events if the caller still holds the task's lease, and updates the task's
- * head, snapshot and listing in the same step; then tells followers (PUBLISH the last seq).
- * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
- * snapshot, answer ('' = none), channel, owner index member, time to live while running, then
- * (seq, flags, json) per event.
- */
-const APPEND_SCRIPT = `
-if redis.call('HGET', KEYS[1], 'lease') ~= ARGV[1] then return 0 end
-for i = 11, #ARGV, 3 do
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
-end
-redis.call('HSET', KEYS[1], 'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', ARGV[5], 'snapshot', ARGV[6])
-redis.call('PEXPIRE', KEYS[1], ARGV[10])
-redis.call('PEXPIRE', KEYS[2], ARGV[10])
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
-redis.call('PUBLISH', ARGV[8], ARGV[5] .. ' ' .. ARGV[3])
-return 1
-`;
 
 interface Head {
   id: string;
@@ -78,7 +61,7 @@ export class RedisTaskStore extends TaskStore {
   private readonly claims = new Map<string, string>();
   private readonly subscriber: Redis;
   /** Tasks written here (until they expire here), by id. */
-  private readonly written = new Map<string, { record: TaskRecord; lease: string; pending: TaskEvent[]; flush?: NodeJS.Immediate }>();
+  private readonly written = new Map<string, { record: TaskRecord; lease: string; appender: RedisTaskAppender }>();
   /** Followed replicas by channel. */
   private readonly watchers = new Map<string, Set<RedisTaskReplica>>();
   /** Expiries on their way to Redis (close waits for them). */
@@ -170,7 +153,6 @@ export class RedisTaskStore extends TaskStore {
 
   private async createTask(init: NewTask): Promise<WrittenTask> {
     const lease = randomUUID();
-    const entry = { record: undefined as unknown as TaskRecord, lease, pending: [] as TaskEvent[], flush: undefined as NodeJS.Immediate | undefined };
     const owner = ownerKey(init.owner);
     const statusTime = Date.now();
     await this.redis
@@ -189,14 +171,31 @@ export class RedisTaskStore extends TaskStore {
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
-    const record = new TaskRecord({
-      ...init,
-      maxEvents: this.options.maxEventsPerTask,
-      maxFinishedTools: this.options.maxFinishedToolsPerTask,
-      onEvent: (event) => this.enqueue(entry, event),
+    return this.register(init.id, owner, lease, (onEvent) =>
+      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
+    );
+  }
+
+  /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
+  private register(id: string, owner: string, lease: string, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+    const appender = new RedisTaskAppender({
+      lease,
+      keys: [this.key('task', id), this.key('events', id), this.key('owner', owner)],
+      channel: this.key('channel', id),
+      ownerMember: id,
+      maxEventsPerTask: this.options.maxEventsPerTask,
+      runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
+      append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
+      warn: (message) => this.logger.warn(message),
+      onOverflow: (reason) => {
+        // The run is asked to stop (as a cancel would), and the task ends FAILED, not CANCELED.
+        this.cancelHandler?.(id, reason);
+        record.fail(reason);
+      },
     });
-    entry.record = record;
-    this.written.set(init.id, entry);
+    const record = makeRecord((event) => appender.enqueue(event));
+    appender.record = record;
+    this.written.set(id, { record, lease, appender });
     return record;
   }
 
@@ -278,7 +277,7 @@ export class RedisTaskStore extends TaskStore {
   expire(id: string, afterMs: number): void {
     const entry = this.written.get(id);
     const finish = async (): Promise<void> => {
-      if (entry) await this.flushNow(entry);
+      if (entry) await entry.appender.drained();
       const owner = entry ? ownerKey(entry.record.owner) : undefined;
       const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs).zrem(this.key('leases'), id);
       this.runLeases.delete(id);
@@ -304,15 +303,22 @@ export class RedisTaskStore extends TaskStore {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.pendingWork]);
-    await this.flushed().catch(() => undefined);
+    // Events still waiting for Redis get a last chance, then are given up (and counted in the log).
+    const waited = await Promise.race([
+      Promise.all([...this.pendingWork, this.flushed()]).then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), CLOSE_WAIT_MS).unref()),
+    ]);
+    if (!waited) {
+      const lost = [...this.written.values()].reduce((sum, entry) => sum + entry.appender.stop(), 0);
+      this.logger.error(`closing with Redis unreachable: ${lost} event(s) of ${this.written.size} task(s) were not stored`);
+    }
     this.subscriber.disconnect();
     if (this.options.ownsConnection) this.redis.disconnect();
   }
 
   /** Everything written so far has reached Redis (for tests and shutdown). */
   async flushed(): Promise<void> {
-    await Promise.all([...this.written.values()].map((entry) => this.flushNow(entry)));
+    await Promise.all([...this.written.values()].map((entry) => entry.appender.drained()));
   }
 
   /** Events read from the task's stream after `after`, at most `count`. */
@@ -351,44 +357,6 @@ export class RedisTaskStore extends TaskStore {
     }
     const [seq, state] = message.split(' ');
     for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state));
-  }
-
-  private enqueue(entry: { record: TaskRecord; pending: TaskEvent[]; flush?: NodeJS.Immediate; lease: string }, event: TaskEvent): void {
-    entry.pending.push(event);
-    entry.flush ??= setImmediate(() => void this.flushNow(entry));
-  }
-
-  /** Sends the pending events in one script call (the batch of one event-loop turn). */
-  private async flushNow(entry: { record: TaskRecord; pending: TaskEvent[]; flush?: NodeJS.Immediate; lease: string }): Promise<void> {
-    if (entry.flush) clearImmediate(entry.flush);
-    entry.flush = undefined;
-    if (entry.pending.length === 0) return;
-    const batch = entry.pending.splice(0);
-    const task = entry.record;
-    const args: (string | number)[] = [
-      entry.lease,
-      this.options.maxEventsPerTask,
-      taskStateToJSON(task.state),
-      task.statusTime,
-      batch[batch.length - 1].seq,
-      JSON.stringify(Task.toJSON(task.snapshot())),
-      task.answerText ?? '',
-      this.key('channel', task.id),
-      task.id,
-      this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-    ];
-    for (const event of batch) args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
-    try {
-      const held = (await (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(
-        this.key('task', task.id),
-        this.key('events', task.id),
-        this.key('owner', ownerKey(task.owner)),
-        ...args,
-      )) as number;
-      if (held !== 1) this.logger.error(`task ${task.id}: the lease is held by another writer; ${batch.length} event(s) were not stored`);
-    } catch (err) {
-      this.logger.error(`task ${task.id}: storing ${batch.length} event(s) in Redis failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
   }
 
   // ---- Run queue support (RedisRunQueue): queued tasks, run leases, taking a task over ----
@@ -453,20 +421,19 @@ export class RedisTaskStore extends TaskStore {
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
     const head = readHead(hash, null);
     if (!head || isTerminalState(head.state)) return undefined;
-    const entry = { record: undefined as unknown as TaskRecord, lease, pending: [] as TaskEvent[], flush: undefined as NodeJS.Immediate | undefined };
-    const record = new TaskRecord({
-      id,
-      contextId: head.contextId,
-      owner: head.owner,
-      message: head.snapshot.history[0],
-      text: hash.userText ?? '',
-      maxEvents: this.options.maxEventsPerTask,
-      maxFinishedTools: this.options.maxFinishedToolsPerTask,
-      onEvent: (event) => this.enqueue(entry, event),
-      resumed: { snapshot: head.snapshot, lastSeq: head.lastSeq, answerText: hash.answer },
-    });
-    entry.record = record;
-    this.written.set(id, entry);
+    const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
+      new TaskRecord({
+        id,
+        contextId: head.contextId,
+        owner: head.owner,
+        message: head.snapshot.history[0],
+        text: hash.userText ?? '',
+        maxEvents: this.options.maxEventsPerTask,
+        maxFinishedTools: this.options.maxFinishedToolsPerTask,
+        onEvent,
+        resumed: { snapshot: head.snapshot, lastSeq: head.lastSeq, answerText: hash.answer },
+      }),
+    );
     if (leaseMs > 0) this.runLeases.add(id);
     return record;
   }
@@ -625,7 +592,8 @@ export class RedisTaskReplica implements TaskView {
     try {
       do {
         this.again.delete(listener);
-        while (this.listeners.has(listener) && listener.cursor < this.lastSeq) {
+        // Until the stream has nothing more: the head read may lag the stream (see readHead).
+        while (this.listeners.has(listener)) {
           const events = await this.store.read(this.id, listener.cursor);
           if (events.length === 0) break;
           if (events[0].seq !== listener.cursor + 1) {
@@ -640,6 +608,7 @@ export class RedisTaskReplica implements TaskView {
             listener.cursor = event.seq;
             listener.push(event);
           }
+          if (events.length < READ_BATCH) break;
         }
       } while (this.again.has(listener));
     } catch (err) {
@@ -687,7 +656,8 @@ function readHead(hash: Record<string, string> | null, first: [string, string[]]
     owner: hash.owner === '-' ? undefined : hash.owner.slice(1),
     state: taskStateFromJSON(hash.state),
     statusTime: Number(hash.statusTime),
-    lastSeq: Number(hash.lastSeq),
+    // The snapshot's seq (it may be older than the newest event): a reader starts there and reads the rest from the stream.
+    lastSeq: Number(hash.snapshotSeq ?? hash.lastSeq),
     firstSeq: firstId ? Number(firstId.slice(0, firstId.indexOf('-'))) : Number(hash.lastSeq) + 1,
     snapshot: Task.fromJSON(JSON.parse(hash.snapshot)),
   };

@@ -246,6 +246,15 @@ class FrameSanitizer {
       if (typeof raw === 'string') return raw.length <= SHORT_STRING;
       return typeof raw !== 'object' || raw === null;
     };
+    // Most objects hold only small values: then every entry is placed in its order, as below,
+    // without the sorting arrays (every frame's args and result pass here).
+    if (entries.every((_, i) => small(i))) {
+      let allPlaced = true;
+      for (let i = 0; i < entries.length && allPlaced; i++) {
+        allPlaced = place(i, (keyBytes, sep) => budget - used - sep - keyBytes - MARKER_RESERVE);
+      }
+      return this.assemble(entries, placed, allPlaced, used, count, omitted, budget);
+    }
     const order = entries.map((_, i) => i);
     const smallOnes = order.filter(small);
     const largeOnes = order.filter((i) => !small(i));
@@ -255,6 +264,19 @@ class FrameSanitizer {
         place(i, (keyBytes, sep) => Math.floor((budget - used - MARKER_RESERVE) / (largeOnes.length - n)) - sep - keyBytes),
       );
     }
+    return this.assemble(entries, placed, complete, used, count, omitted, budget);
+  }
+
+  /** The object of the placed entries, in their order, with the count of those left out when not complete. */
+  private assemble(
+    entries: readonly [string, unknown][],
+    placed: readonly (Fitted | undefined)[],
+    complete: boolean,
+    used: number,
+    count: number,
+    omitted: number,
+    budget: number,
+  ): Walked {
     const out: Record<string, unknown> = {};
     placed.forEach((child, i) => child && define(out, entries[i][0], child.value));
     if (!complete) {

@@ -13,15 +13,14 @@ import {
   timelineView,
   type DiscoveredAgent,
 } from '../../client';
+import { pageContent } from './page-content';
 import { TimelineDom } from './timeline-dom';
 
-/** Questions the offline demo agent understands; several asks in one run tools in parallel. */
-const EXAMPLES = [
-  'What is the weather in Paris and the time in Tokyo?',
-  'Weather in Berlin, wait 2 seconds and read the doc nope',
-  'What is 12 * (3 + 4) and 1 / 0?',
-  'Search the docs for reconnect',
-];
+/**
+ * The card of the agent this page belongs to: beside the page, wherever the server mounted it
+ * (the server serves the page at a path ending in "/", so relative URLs stay under its prefix).
+ */
+const CARD_URL = new URL('.well-known/agent-card.json', location.href).href;
 
 function byId<T extends HTMLElement>(id: string): T {
   const node = document.getElementById(id);
@@ -31,6 +30,8 @@ function byId<T extends HTMLElement>(id: string): T {
 
 const ui = {
   app: byId<HTMLElement>('app'),
+  title: byId<HTMLHeadingElement>('title'),
+  tagline: byId<HTMLParagraphElement>('tagline'),
   form: byId<HTMLFormElement>('ask'),
   question: byId<HTMLInputElement>('question'),
   send: byId<HTMLButtonElement>('send'),
@@ -90,10 +91,10 @@ function setBusy(busy: boolean): void {
 }
 
 function findAgent(): Promise<DiscoveredAgent> {
-  agent ??= discoverAgent(location.origin).then(
+  agent ??= discoverAgent(location.origin, { cardUrl: CARD_URL }).then(
     (found) => {
-      const name = typeof found.card.name === 'string' ? found.card.name : 'agent';
-      ui.agent.textContent = `${name} · ${found.endpoint.binding} ${found.endpoint.protocolVersion}`;
+      describeAgent(found.card);
+      ui.agent.textContent = `${pageContent(found.card).name} · ${found.endpoint.binding} ${found.endpoint.protocolVersion}`;
       return found;
     },
     (err: unknown) => {
@@ -161,9 +162,15 @@ async function stop(): Promise<void> {
   }
 }
 
-function start(): void {
-  store.subscribe(scheduleRender);
-  for (const example of EXAMPLES) {
+/** Title, description and example questions from the agent card: the page shows the host's own agent. */
+function describeAgent(card: Record<string, unknown>): void {
+  const content = pageContent(card);
+  document.title = `${content.name} · live tool timeline`;
+  ui.title.textContent = content.name;
+  if (content.description) ui.tagline.textContent = content.description;
+  ui.question.placeholder = content.examples.length > 0 ? `Ask something, e.g. ${content.examples[0]}` : 'Ask something';
+  ui.examples.replaceChildren();
+  for (const example of content.examples) {
     const item = document.createElement('li');
     const button = document.createElement('button');
     button.type = 'button';
@@ -175,6 +182,10 @@ function start(): void {
     item.append(button);
     ui.examples.append(item);
   }
+}
+
+function start(): void {
+  store.subscribe(scheduleRender);
   ui.form.addEventListener('submit', (event) => {
     event.preventDefault();
     const question = ui.question.value.trim();

@@ -1,0 +1,132 @@
+import { Role } from '@a2a-js/sdk';
+import { TaskRecord, textPart } from '../task-record';
+import { RedisTaskAppender, type AppendCall } from './redis-task-appender';
+
+/** The script's side as a list of calls: each resolves (or fails) when the test says. */
+class Calls {
+  readonly sent: { seqs: number[]; snapshot: boolean; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
+  readonly stored: number[] = [];
+  append: AppendCall = (_keys, args) =>
+    new Promise((resolve, reject) => {
+      const seqs: number[] = [];
+      for (let i = 10; i < args.length; i += 3) seqs.push(Number(args[i]));
+      this.sent.push({
+        seqs,
+        snapshot: args[5] !== '',
+        resolve: (v) => {
+          if (v === 1) this.stored.push(...seqs);
+          resolve(v);
+        },
+        reject,
+      });
+    });
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function setUp(maxEventsPerTask = 1_000): { calls: Calls; appender: RedisTaskAppender; record: TaskRecord; warnings: string[]; overflows: string[] } {
+  const calls = new Calls();
+  const warnings: string[] = [];
+  const overflows: string[] = [];
+  const appender = new RedisTaskAppender({
+    lease: 'lease-1',
+    keys: ['t', 'e', 'o'],
+    channel: 'c',
+    ownerMember: 't1',
+    maxEventsPerTask,
+    runningTtlMs: 60_000,
+    append: calls.append,
+    warn: (m) => warnings.push(m),
+    onOverflow: (reason) => {
+      overflows.push(reason);
+      record.fail(reason);
+    },
+  });
+  const record = new TaskRecord({
+    id: 't1',
+    contextId: 'c1',
+    owner: undefined,
+    message: { messageId: 'm1', contextId: 'c1', taskId: 't1', role: Role.ROLE_USER, parts: [textPart('hi')], metadata: undefined, extensions: [], referenceTaskIds: [] },
+    text: 'hi',
+    maxEvents: maxEventsPerTask * 2,
+    maxFinishedTools: 10,
+    onEvent: (event) => appender.enqueue(event),
+  });
+  appender.record = record;
+  return { calls, appender, record, warnings, overflows };
+}
+
+describe('RedisTaskAppender', () => {
+  it('keeps one call in flight and sends everything that came meanwhile in the next one, in order', async () => {
+    const { calls, record } = setUp();
+    await turn();
+    expect(calls.sent.map((c) => c.seqs)).toEqual([[1]]);
+    for (let i = 0; i < 50; i++) record.narrate(`step ${i}`);
+    await turn();
+    // Still one call: the first has not answered.
+    expect(calls.sent).toHaveLength(1);
+    calls.sent[0].resolve(1);
+    await turn();
+    expect(calls.sent).toHaveLength(2);
+    expect(calls.sent[1].seqs).toEqual(Array.from({ length: 50 }, (_, i) => i + 2));
+    calls.sent[1].resolve(1);
+    await turn();
+    expect(calls.stored).toEqual(Array.from({ length: 51 }, (_, i) => i + 1));
+  });
+
+  it('stores the snapshot on a state change and at the end, not with every batch', async () => {
+    const { calls, record, appender } = setUp();
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('working');
+    await turn();
+    calls.sent[1].resolve(1);
+    record.narrate('still working');
+    await turn();
+    calls.sent[2].resolve(1);
+    record.complete('done');
+    await turn();
+    calls.sent[3].resolve(1);
+    await appender.drained();
+    expect(calls.sent.map((c) => c.snapshot)).toEqual([true, true, false, true]);
+  });
+
+  it('keeps the events while Redis fails and sends them again in order, once, when it returns', async () => {
+    const { calls, record, appender, warnings } = setUp();
+    await turn();
+    calls.sent[0].reject(new Error('Connection is closed.'));
+    record.narrate('a');
+    record.narrate('b');
+    await new Promise((r) => setTimeout(r, 80));
+    // The retry carries the failed batch first, then what came after it.
+    expect(calls.sent[1].seqs).toEqual([1, 2, 3]);
+    calls.sent[1].reject(new Error('Connection is closed.'));
+    await turn();
+    record.narrate('c');
+    const drained = appender.drained();
+    await new Promise((r) => setTimeout(r, 20));
+    calls.sent[2].resolve(1);
+    await drained;
+    expect(calls.stored).toEqual([1, 2, 3, 4]);
+    // One warning for the outage and one when it is over, not one per retry.
+    expect(warnings.filter((w) => w.includes('failed'))).toHaveLength(1);
+    expect(warnings.filter((w) => w.includes('back'))).toHaveLength(1);
+  });
+
+  it('fails the task when more than maxEventsPerTask events wait for Redis, and still stores them all later', async () => {
+    const { calls, record, appender, overflows } = setUp(20);
+    await turn();
+    calls.sent[0].reject(new Error('Connection is closed.'));
+    for (let i = 0; i < 30; i++) record.narrate(`step ${i}`);
+    await turn();
+    expect(overflows).toHaveLength(1);
+    expect(overflows[0]).toContain('maxEventsPerTask (20)');
+    expect(record.isTerminal).toBe(true);
+    const drained = appender.drained();
+    await turn();
+    calls.sent[calls.sent.length - 1].resolve(1);
+    await drained;
+    expect(calls.stored).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
+    expect(record.status.message?.parts[0].content).toEqual({ $case: 'text', value: overflows[0] });
+  });
+});

@@ -1,0 +1,200 @@
+import { Task, type TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import type { TaskEvent } from '../task-event';
+import type { TaskRecord } from '../task-record';
+
+/**
+ * Appends a batch of events if the caller still holds the task's lease, and updates the task's
+ * head (and, when given, its snapshot) and listing in the same step; then tells followers
+ * (PUBLISH the last seq). Events already stored (a batch sent again after a lost reply) are
+ * skipped, so a retry never stores one twice.
+ * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
+ * snapshot ('' = unchanged), answer ('' = none), channel, owner index member, time to live while
+ * running, then (seq, flags, json) per event.
+ */
+export const APPEND_SCRIPT = `
+local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
+if head[1] ~= ARGV[1] then return 0 end
+local stored = tonumber(head[2] or '0') or 0
+for i = 11, #ARGV, 3 do
+  if tonumber(ARGV[i]) > stored then
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
+  end
+end
+local last = math.max(stored, tonumber(ARGV[5]))
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', last)
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'snapshot', ARGV[6], 'snapshotSeq', ARGV[5]) end
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[10])
+redis.call('PEXPIRE', KEYS[2], ARGV[10])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
+redis.call('PUBLISH', ARGV[8], last .. ' ' .. ARGV[3])
+return 1
+`;
+
+/** The script call: resolves 1 when stored, 0 when another writer holds the lease. */
+export type AppendCall = (keys: [string, string, string], args: (string | number)[]) => Promise<number>;
+
+export interface AppenderOptions {
+  lease: string;
+  keys: [task: string, events: string, ownerIndex: string];
+  channel: string;
+  ownerMember: string;
+  maxEventsPerTask: number;
+  runningTtlMs: number;
+  append: AppendCall;
+  /** Something went wrong that the instance's log should say (once per outage, not per retry). */
+  warn: (message: string) => void;
+  /** Too many events waited for an unreachable Redis: the task must end (failed) and its run stop. */
+  onOverflow: (reason: string) => void;
+}
+
+/** Events per script call at most: a long backlog (after an outage) goes in several. */
+const MAX_BATCH = 2_000;
+/** A snapshot is stored at least this often while events flow (and on every state change). */
+const SNAPSHOT_EVERY_MS = 1_000;
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 2_000;
+
+/**
+ * The writer side of one task in Redis: its events go out in order, one script call in flight
+ * at a time, so each call carries everything that came while the previous one was on its way
+ * (one round trip per batch, however fast the run writes). The snapshot, the largest thing a
+ * task stores, goes only on a state change, at the end, or once a second while events flow:
+ * readers take it with the seq it was made at and read the events after that from the stream.
+ *
+ * While Redis is unreachable, the events wait here, in order, and go out when it returns (no
+ * gap, no duplicate: the script skips what is already stored). At most maxEventsPerTask wait:
+ * past that the task fails (onOverflow), and its last events still wait for Redis.
+ */
+export class RedisTaskAppender {
+  private readonly pending: TaskEvent[] = [];
+  private scheduled?: NodeJS.Immediate;
+  private sending = false;
+  private retry?: NodeJS.Timeout;
+  private retryMs = RETRY_FIRST_MS;
+  private outage = false;
+  private overflowed = false;
+  private snapshotState?: TaskState;
+  private snapshotAt = 0;
+  private eventsSinceSnapshot = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  /** The task, set right after it is made (it appends its first event while being made). */
+  record!: TaskRecord;
+
+  constructor(private readonly options: AppenderOptions) {}
+
+  /** Events not yet stored. */
+  get backlog(): number {
+    return this.pending.length;
+  }
+
+  enqueue(event: TaskEvent): void {
+    this.pending.push(event);
+    if (this.pending.length > this.options.maxEventsPerTask && !this.overflowed && !this.record.isTerminal) {
+      this.overflowed = true;
+      // Not from inside the record's own append (this runs in its onEvent).
+      queueMicrotask(() =>
+        this.options.onOverflow(`the task store (Redis) was unreachable while the run wrote ${this.pending.length} events, more than maxEventsPerTask (${this.options.maxEventsPerTask}) can wait for it`),
+      );
+    }
+    this.schedule();
+  }
+
+  /** Resolves once every event enqueued so far is stored (or at once when none waits). */
+  drained(): Promise<void> {
+    if (this.pending.length === 0 && !this.sending) return Promise.resolve();
+    if (this.retry) {
+      // Try now rather than at the end of the backoff.
+      clearTimeout(this.retry);
+      this.retry = undefined;
+      this.schedule();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Stops retrying; what was not stored stays unstored. */
+  stop(): number {
+    if (this.scheduled) clearImmediate(this.scheduled);
+    if (this.retry) clearTimeout(this.retry);
+    this.scheduled = undefined;
+    this.retry = undefined;
+    for (const resolve of this.waiters.splice(0)) resolve();
+    return this.pending.length;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.sending || this.retry) return;
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      void this.send();
+    });
+  }
+
+  private async send(): Promise<void> {
+    if (this.sending || this.pending.length === 0) {
+      if (!this.sending) this.settle();
+      return;
+    }
+    this.sending = true;
+    const batch = this.pending.splice(0, MAX_BATCH);
+    const task = this.record;
+    const last = batch[batch.length - 1].seq;
+    // The snapshot describes the task at its newest event: only a batch that ends there can carry it.
+    const withSnapshot = this.pending.length === 0 && last === task.lastSeq && this.snapshotDue(task, batch.length);
+    const state = task.state;
+    const args: (string | number)[] = [
+      this.options.lease,
+      this.options.maxEventsPerTask,
+      taskStateToJSON(state),
+      task.statusTime,
+      last,
+      withSnapshot ? JSON.stringify(Task.toJSON(task.snapshot())) : '',
+      task.answerText ?? '',
+      this.options.channel,
+      this.options.ownerMember,
+      this.options.runningTtlMs,
+    ];
+    for (const event of batch) args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
+    try {
+      const held = await this.options.append(this.options.keys, args);
+      if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);
+      this.outage = false;
+      this.retryMs = RETRY_FIRST_MS;
+      if (held !== 1) this.options.warn(`task ${task.id}: the lease is held by another writer; ${batch.length} event(s) were not stored`);
+      else if (withSnapshot) {
+        this.snapshotState = state;
+        this.snapshotAt = Date.now();
+        this.eventsSinceSnapshot = 0;
+      } else this.eventsSinceSnapshot += batch.length;
+    } catch (err) {
+      // Back at the front, in order; tried again after a pause that grows while Redis stays away.
+      this.pending.unshift(...batch);
+      if (!this.outage) this.options.warn(`task ${task.id}: storing events in Redis failed (${err instanceof Error ? err.message : String(err)}); they wait and go out when it returns`);
+      this.outage = true;
+      this.sending = false;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        void this.send();
+      }, this.retryMs);
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      return;
+    }
+    this.sending = false;
+    if (this.pending.length > 0) void this.send();
+    else this.settle();
+  }
+
+  private snapshotDue(task: TaskRecord, batchSize: number): boolean {
+    return (
+      task.isTerminal ||
+      task.state !== this.snapshotState ||
+      Date.now() - this.snapshotAt >= SNAPSHOT_EVERY_MS ||
+      this.eventsSinceSnapshot + batchSize >= this.options.maxEventsPerTask / 4
+    );
+  }
+
+  private settle(): void {
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+}
