@@ -67,6 +67,8 @@ export class RedisTaskStore extends TaskStore {
   /** Expiries on their way to Redis (close waits for them). */
   private readonly pendingWork = new Set<Promise<void>>();
   private cancelHandler?: (id: string, reason: string) => void;
+  /** Channel subscriptions by channel, resolved once in effect. */
+  private readonly subscribed = new Map<string, Promise<void>>();
   /** Tasks this instance runs from the run queue under a lease it renews (see RedisRunQueue). */
   private readonly runLeases = new Set<string>();
 
@@ -336,9 +338,26 @@ export class RedisTaskStore extends TaskStore {
     let set = this.watchers.get(channel);
     if (!set) {
       this.watchers.set(channel, (set = new Set()));
-      this.subscriber.subscribe(channel).catch((err: unknown) => this.logger.warn(`subscribing to ${channel} failed: ${String(err)}`));
+      this.subscribed.set(
+        channel,
+        this.subscriber.subscribe(channel).then(
+          () => undefined,
+          (err: unknown) => this.logger.warn(`subscribing to ${channel} failed: ${String(err)}`),
+        ),
+      );
     }
+    if (set.has(replica)) return;
     set.add(replica);
+    // What the writer published before the subscription took effect (or after the replica read
+    // its head) would never reach it: once subscribed, it reads the head again.
+    void this.subscribed
+      .get(channel)
+      ?.then(() => this.redis.hmget(this.key('task', replica.id), 'lastSeq', 'state'))
+      .then((head) => {
+        const [seq, state] = head ?? [];
+        if (seq && state) replica.advance(Number(seq), taskStateFromJSON(state));
+      })
+      .catch(() => undefined);
   }
 
   unwatch(replica: RedisTaskReplica): void {
@@ -346,6 +365,7 @@ export class RedisTaskStore extends TaskStore {
     const set = this.watchers.get(channel);
     if (!set?.delete(replica) || set.size > 0) return;
     this.watchers.delete(channel);
+    this.subscribed.delete(channel);
     this.subscriber.unsubscribe(channel).catch(() => undefined);
   }
 
@@ -569,8 +589,9 @@ export class RedisTaskReplica implements TaskView {
 
   /** The writer published up to `seq`. */
   advance(seq: number, state: TaskState): void {
+    // A head read late (see RedisTaskStore.watch) must not take the state back.
+    if (!this.isTerminal && seq >= this.lastSeq) this.state = state;
     if (seq > this.lastSeq) this.lastSeq = seq;
-    this.state = state;
     for (const listener of this.listeners) void this.pump(listener);
     if (this.isTerminal) {
       for (const callback of this.onSettled.splice(0)) callback();
