@@ -16,7 +16,8 @@ function stateOf(message: SseMessage): string | undefined {
 }
 
 /**
- * Redis goes away (SIGKILL) while a run writes, and comes back (its append-only file kept what
+ * Redis goes away (SIGKILL) while a run writes (client streams follow the task through Redis,
+ * so they wait for it too), and comes back (its append-only file kept what
  * it had acknowledged): the events written meanwhile wait on the writer and reach Redis in
  * order, so a client that resumes with Last-Event-ID on another instance misses nothing and
  * gets nothing twice.
@@ -24,6 +25,7 @@ function stateOf(message: SseMessage): string | undefined {
 describe('events written while Redis is down (e2e)', () => {
   let redis: TestRedis;
   const apps: ScriptedA2aApp[] = [];
+  /** B serves A2A only (role api), so every run is A's. */
   const instance = async (extra = {}): Promise<ScriptedA2aApp> => {
     const app = await startScriptedA2aApp(manual, { redis: { connection: redis.url, keyPrefix: 'outage:' }, cancelOnDisconnect: false, ...extra });
     apps.push(app);
@@ -40,7 +42,7 @@ describe('events written while Redis is down (e2e)', () => {
 
   it('are stored in order once Redis returns: a resume on another instance gets every event once', async () => {
     const a = await instance();
-    const b = await instance();
+    const b = await instance({ role: 'api' });
     const started = a.worker.nextRun();
     const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { headers: TOOL_FRAMES });
     const run = await started;
@@ -81,36 +83,47 @@ describe('events written while Redis is down (e2e)', () => {
 
   it('past maxEventsPerTask waiting for Redis, the task fails naming Redis and its run is stopped; every event is stored when Redis returns', async () => {
     const a = await instance({ maxEventsPerTask: 30 });
-    const b = await instance({ maxEventsPerTask: 30 });
+    const b = await instance({ maxEventsPerTask: 30, role: 'api' });
     const started = a.worker.nextRun();
     const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') });
     const run = await started;
     const messages: SseMessage[] = [];
+    // A stream that follows through Redis may end with an error while Redis is away (the client resumes).
     const live = (async () => {
-      for await (const message of readSse(response)) messages.push(message);
+      try {
+        for await (const message of readSse(response)) messages.push(message);
+      } catch {
+        // cut: resumed below
+      }
     })();
     run.progress('before the outage');
     await eventually(() => messages.length >= 2, 5_000, 'the first narration');
     await new Promise((r) => setTimeout(r, 100));
     await redis.kill(true);
     for (let i = 0; i < 40; i++) run.progress(`during the outage ${i}`);
-    await live;
-    const last = dataOf(messages[messages.length - 1]).result as { statusUpdate: { status: { state: string; message: { parts: { text: string }[] } } } };
-    expect(last.statusUpdate.status.state).toBe('TASK_STATE_FAILED');
-    expect(last.statusUpdate.status.message.parts[0].text).toContain('Redis');
-    expect(last.statusUpdate.status.message.parts[0].text).toContain('maxEventsPerTask (30)');
+    // The writer ends the task at once and stops its run, with Redis still away.
+    await eventually(() => a.record(run.id)?.isTerminal === true, 5_000, 'the task to end');
     expect(a.worker.cancels.map((c) => c.correlationId)).toEqual([run.id]);
-
+    const lastSeq = a.record(run.id)?.lastSeq ?? NaN;
+    const failed = a.record(run.id)?.status.message?.parts[0].content;
     await redis.restart();
+    // The client's stream ends (with the failure, or cut while Redis was away): never hangs.
+    await live;
+    expect(ids(messages)).toEqual(Array.from({ length: messages.length }, (_, i) => i + 1));
+    expect(failed).toEqual({ $case: 'text', value: expect.stringContaining('maxEventsPerTask (30)') });
+    expect(JSON.stringify(failed)).toContain('Redis');
+
     let resumed: SseMessage[] = [];
     for (let attempt = 0; attempt < 60; attempt++) {
-      const response = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': String(messages.length - 30) } });
+      const response = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': String(lastSeq - 30) } });
       if (response.status === 200) {
         resumed = await collect(response);
         if (resumed.length && stateOf(resumed[resumed.length - 1]) === 'TASK_STATE_FAILED') break;
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(resumed.map((m) => m.data)).toEqual(messages.slice(messages.length - 30).map((m) => m.data));
+    // The last 30 events (what maxEventsPerTask keeps), each once, the failure last.
+    expect(ids(resumed)).toEqual(Array.from({ length: 30 }, (_, i) => lastSeq - 29 + i));
+    expect(resumed[resumed.length - 1].data).toContain('maxEventsPerTask (30)');
   });
 });
