@@ -25,10 +25,11 @@ import { measureEmptyTask } from './sections/empty-task';
 import { measureIdleMemory } from './sections/idle-memory';
 import { measureSideBySide } from './sections/side-by-side';
 import { measureTaskMemory } from './sections/task-memory';
+import { observabilitySection } from './sections/observability';
 import { redisModeSection } from './sections/redis-mode';
 
 /** Sections other parts of the project contribute (bench/lib/section.ts), run after the built-in ones. */
-const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection, redisModeSection];
+const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection, redisModeSection, observabilitySection];
 
 type Log = (line: string) => void;
 type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, log: Log) => Promise<void>;

@@ -8,7 +8,10 @@
  * often land in one animation frame, and a spinner never drawn cannot be checked.
  */
 import { Test } from '@nestjs/testing';
-import type { INestApplication } from '@nestjs/common';
+import { Module, type INestApplication } from '@nestjs/common';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
+import { A2aModule, ExecutorModule, RuntimeModule, WebModule } from '../src';
 import type { Page } from 'playwright-core';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -93,6 +96,30 @@ async function waitForEnd(page: Page): Promise<void> {
   await page.waitForSelector('#app[data-task-state="completed"]', { timeout: 20_000 });
   await page.waitForSelector('#answer-section:not([hidden])');
 }
+
+/** A host's own agent, page and A2A under one prefix: the page must show this agent, not the demo. */
+@Module({
+  imports: [
+    RuntimeModule.forRoot({
+      executor: ExecutorModule.forRoot({
+        tools: [
+          tool(async ({ ticker }) => ({ ticker, price: 42.5 }), { name: 'stock_price', description: 'Latest price of a stock', schema: z.object({ ticker: z.string() }) }),
+        ],
+      }),
+    }),
+    A2aModule.forRoot({
+      path: 'desk',
+      auth: false,
+      card: {
+        name: 'Stock desk',
+        description: 'Looks up stock prices.',
+        skills: [{ id: 'prices', name: 'Prices', description: 'Latest stock prices', examples: ['stock_price ticker=ACME'] }],
+      },
+    }),
+    WebModule.forRoot({ path: 'desk' }),
+  ],
+})
+class StockDeskModule {}
 
 describeWithChromium('the page in headless Chromium, against the real app (e2e)', () => {
   let publicDir: string;
@@ -300,5 +327,30 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
     expect((await cards(page))[0].duration).toBe(card.duration);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  it("follows the agent it is served with: under a prefix, the card's name, description and examples, and asking works", async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [StockDeskModule] }).overrideProvider(WEB_MODULE_OPTIONS).useValue({ publicDir }).compile();
+    const desk = moduleRef.createNestApplication({ logger: false });
+    await desk.listen(0, '127.0.0.1');
+    const deskBase = (await desk.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const { page, problems, foreign } = await newPage(deskBase);
+      await page.goto(`${deskBase}/desk`);
+      await page.waitForFunction(() => document.getElementById('agent')?.textContent?.includes('JSONRPC 1.0'));
+      expect(page.url()).toBe(`${deskBase}/desk/`);
+      expect(await page.title()).toBe('Stock desk · live tool timeline');
+      expect(await page.textContent('#title')).toBe('Stock desk');
+      expect(await page.textContent('#tagline')).toBe('Looks up stock prices.');
+      expect(await page.$$eval('#examples button', (buttons) => buttons.map((b) => b.textContent))).toEqual(['stock_price ticker=ACME']);
+      await page.click('#examples button');
+      await waitForEnd(page);
+      expect((await cards(page)).map((c) => [c.name, c.status])).toEqual([['stock_price', 'completed']]);
+      expect(problems).toEqual([]);
+      expect(foreign).toEqual([]);
+      await page.close();
+    } finally {
+      await desk.close();
+    }
   });
 });

@@ -19,11 +19,11 @@ const WANTED_FDS = 65536;
 /** The soft fd limit as bash can raise it (to WANTED_FDS, else to the hard limit). */
 const RAISE_FDS = `ulimit -n ${WANTED_FDS} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`;
 
-function spawnTs(script: string, args: string[], nodeFlags: string[]): ChildProcess {
+function spawnTs(script: string, args: string[], nodeFlags: string[], env: Record<string, string> = {}): ChildProcess {
   const nodeArgs = [...nodeFlags, '-r', 'ts-node/register/transpile-only', join(BENCH_DIR, script), ...args];
   return spawn('bash', ['-c', RAISE_FDS, 'bench-child', process.execPath, ...nodeArgs], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, TS_NODE_PROJECT: join(BENCH_DIR, '..', 'tsconfig.json') },
+    env: { ...process.env, ...env, TS_NODE_PROJECT: join(BENCH_DIR, '..', 'tsconfig.json') },
   });
 }
 
@@ -68,8 +68,9 @@ export class ServerProcess {
     readonly url: string,
   ) {}
 
-  static async start(target: Target): Promise<ServerProcess> {
-    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc']);
+  /** @param env variables of this server's own (e.g. BENCH_OBSERVABILITY) */
+  static async start(target: Target, env: Record<string, string> = {}): Promise<ServerProcess> {
+    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc'], env);
     const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
     return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
   }
@@ -84,6 +85,11 @@ export class ServerProcess {
   async cpuUs(): Promise<number> {
     const { userUs, systemUs } = await this.ask({ type: 'cpu' }, 'cpu');
     return userUs + systemUs;
+  }
+
+  /** Spans the server's OpenTelemetry exporter has received so far. */
+  async spansExported(): Promise<number> {
+    return (await this.ask({ type: 'spans' }, 'spans')).exported;
   }
 
   /** RSS and heap in bytes, after a full garbage collection when `gc` (else as they are now). */

@@ -63,6 +63,9 @@ async function main(): Promise<void> {
         profiler = undefined;
         reply({ type: 'profile-written', file: command.file });
       });
+    } else if (command.type === 'spans') {
+      // Loaded only when asked: a server without the SDK has exported nothing.
+      void import('./bench-tracing').then(({ spansExported }) => reply({ type: 'spans', exported: spansExported() }));
     } else if (command.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       reply({ type: 'cpu', userUs: user, systemUs: system });

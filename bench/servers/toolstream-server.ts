@@ -6,12 +6,19 @@
  * One setting differs from the defaults: the limits on live tasks (1,000, and 500 per caller)
  * are raised above the benchmark's 10,000 concurrent streams from one caller, which measure the
  * pipeline, not admission control.
+ *
+ * `BENCH_OBSERVABILITY` (the observability section): `off` runs it without metrics (no
+ * /metrics, no tool-call counting) and without an OpenTelemetry SDK; `on` registers the Node SDK
+ * with a BatchSpanProcessor first (bench-tracing.ts) and keeps the metrics; `tracing` and
+ * `metrics` have one of the two. Unset: the app as it boots (metrics on, no SDK: tracing
+ * through the API is a no-op).
  */
 import type { Server } from 'node:http';
 import { Test } from '@nestjs/testing';
 import { A2A_CONFIG, A2A_MODULE_OPTIONS, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
 import { AppModule } from '../../src/app.module';
 import { AgentExecutor } from '../../src/executor';
+import { ToolstreamMetrics } from '../../src/metrics';
 import { BenchAgentExecutor } from './bench-agent-executor';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -19,7 +26,15 @@ const BENCH_LIVE_TASKS = 20_000;
 
 /** @param redisUrl when set, the task store is in Redis there (A2aModule option `redis`) */
 export async function createToolstreamServer(redisUrl?: string): Promise<ServerUnderTest> {
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+  const observability = process.env.BENCH_OBSERVABILITY;
+  const tracing = observability === 'on' || observability === 'tracing';
+  const metrics = observability === undefined || observability === 'on' || observability === 'metrics';
+  if (tracing) await (await import('./bench-tracing')).startBenchTracing();
+  if (!metrics) process.env.TOOLSTREAM_METRICS_PATH = 'off';
+  let builder = Test.createTestingModule({ imports: [AppModule] });
+  // Without metrics the service is not there at all (it would count every tool call even unscraped).
+  if (!metrics) builder = builder.overrideProvider(ToolstreamMetrics).useValue({});
+  const moduleRef = await builder
     .overrideProvider(AgentExecutor)
     .useClass(BenchAgentExecutor)
     .overrideProvider(A2A_CONFIG)

@@ -138,6 +138,22 @@ describe('ask (non-TTY): plain lines', () => {
     expect(stdout.text).toMatch(/interrupted/);
   });
 
+  it('finds the card under the URL it is given: an agent mounted under a prefix', async () => {
+    server = await startFakeServer((req, res) => {
+      if (req.method === 'GET') {
+        if (req.path !== '/agent/.well-known/agent-card.json') return json(res, 404, {});
+        return json(res, 200, card(`http://${req.headers.host}/agent`));
+      }
+      if (req.path !== '/agent/a2a') return json(res, 404, {});
+      startSse(res);
+      writeEvents(res, events10(), { rpcId: req.body.id });
+      res.end();
+    });
+    const { code, out, err } = await ask(['weather in Paris', '--url', `${server.url}/agent/`]);
+    expect([code, err]).toEqual([EXIT.answered, '']);
+    expect(out).toContain('✓ weather');
+  });
+
   it('warns when the card does not declare tool-call-v1', async () => {
     const url = await agentStreaming(events10([demoRun[0], { kind: 'answer', text: 'hi' }, { kind: 'status', state: 'completed' }]), []);
     const { code, err } = await ask(['q', '--url', url]);

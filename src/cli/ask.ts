@@ -32,7 +32,9 @@ export async function runAsk(argv: readonly string[], io: AskIo): Promise<number
   const store = new TimelineStore();
   store.subscribe((state) => printer.update(state));
   try {
-    const agent = await discoverAgent(args.url, { signal: io.signal });
+    // The card is under the URL given (an agent mounted at /agent serves /agent/.well-known/…).
+    const cardUrl = new URL('.well-known/agent-card.json', args.url.replace(/\/*$/, '/')).href;
+    const agent = await discoverAgent(args.url, { signal: io.signal, cardUrl });
     if (!agent.toolCallV1) {
       io.stderr.write('! the agent card does not declare tool-call-v1: expect narration only, no tool timeline\n');
     }

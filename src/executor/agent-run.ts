@@ -7,11 +7,13 @@
  * `options.signal`), or silently on unsubscribe.
  */
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage } from '@langchain/core/messages';
-import { context } from '@opentelemetry/api';
+import { TraceFlags, context, isSpanContextValid, trace } from '@opentelemetry/api';
 import type { Subscriber } from 'rxjs';
 import { withTaskId } from '../tracing';
 import { AnswerStream } from './answer/answer-stream';
 import type { MessagesAgent } from './agent/messages-agent';
+import { ModelSpansHandler } from './agent/model-spans';
+import { tracesItsToolCalls } from './agent/tool-agent';
 import type { ExecutorSettings } from './executor-module-options';
 import type { ExecutorEvent, ExecutorInput, ExecutorRunOptions } from './executor.types';
 import { isForwardedChunk } from './forwarding';
@@ -37,6 +39,12 @@ function interruptText(value: unknown): string {
   const fields = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
   for (const key of ['question', 'message', 'prompt']) if (typeof fields[key] === 'string') return fields[key] as string;
   return errorMessage(value);
+}
+
+/** Whether the active context belongs to a trace that is recorded (sampled). */
+function inSampledTrace(): boolean {
+  const span = trace.getSpanContext(context.active());
+  return span !== undefined && isSpanContextValid(span) && (span.traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 export class AgentRun {
@@ -98,6 +106,11 @@ export class AgentRun {
           signal: this.controller.signal,
           recursionLimit: this.settings.maxSteps,
           configurable: { thread_id: this.options.correlationId, requestMetadata: this.options.metadata ?? {} },
+          // Agents other than the default one get their model calls' spans from a callback; only
+          // when the run is in a sampled trace, so an untraced run pays nothing.
+          ...(!tracesItsToolCalls(this.agent) && inSampledTrace()
+            ? { callbacks: [new ModelSpansHandler(context.active(), this.options.correlationId)] }
+            : {}),
         },
       );
       for await (const chunk of stream) {

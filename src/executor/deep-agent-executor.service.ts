@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { AgentRun } from './agent-run';
+import { tracesItsToolCalls } from './agent/tool-agent';
 import type { MessagesAgent } from './agent/messages-agent';
 import { EXECUTOR_AGENT } from './executor.constants';
 import { requireForRoot } from '../common/require-for-root';
@@ -24,6 +25,11 @@ export class DeepAgentExecutor extends AgentExecutor {
     super();
     // Bad options fail here, at startup, with the option named.
     this.settings = resolveExecutorSettings(requireForRoot('ExecutorModule', options));
+  }
+
+  /** The default agent traces its tool calls (their bodies run inside the spans); a custom agent's get theirs from the runtime. */
+  override get tracesToolCalls(): boolean {
+    return tracesItsToolCalls(this.agent);
   }
 
   run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent> {

@@ -65,5 +65,14 @@ export interface ExecutorRunOptions {
  * a backend may bind its own. `run` is cold: subscribing starts the run, unsubscribing aborts it.
  */
 export abstract class AgentExecutor {
+  /**
+   * True when the executor opens the `execute_tool` spans of its tool calls itself (the default
+   * agent does, so a tool's body runs inside its span). Otherwise the runtime makes them from
+   * the run's frames, so every agent's tool calls are traced.
+   */
+  get tracesToolCalls(): boolean {
+    return false;
+  }
+
   abstract run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent>;
 }

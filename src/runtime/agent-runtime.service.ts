@@ -1,10 +1,12 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
-import { context } from '@opentelemetry/api';
+import { context, type Context, type Span } from '@opentelemetry/api';
 import { Subject, type Observable, type Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
 import { requireForRoot } from '../common/require-for-root';
+import type { ToolCallArtifactData } from '../extensions';
 import { contextFromCarrier } from '../tracing';
+import { endToolSpan, startToolSpan } from './frame-spans';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
@@ -21,8 +23,12 @@ interface Run {
   settled: boolean;
   cancelReason?: string;
   cancelTimer?: NodeJS.Timeout;
-  /** Tools started and not yet ended: name and start time (performance.now()). */
-  openTools: Map<string, { name: string; startedAt: number }>;
+  /** Tools started and not yet ended: name, start time (performance.now()), and the span made from the frames. */
+  openTools: Map<string, { name: string; startedAt: number; span?: Span }>;
+  /** The context the run continues (the task's span); execute_tool spans made from frames go under it. */
+  trace: Context;
+  /** The executor does not trace its tool calls: the runtime makes their spans from the frames. */
+  spansFromFrames: boolean;
 }
 
 /** One tool call of a run, ended: what metrics count. */
@@ -114,10 +120,12 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
       this.logger.warn(`run ${correlationId} is already running: duplicate request ignored`);
       return false;
     }
-    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map() };
-    this.runs.set(correlationId, run);
     // The run continues the trace of the task's span, whichever process published the request.
-    context.with(contextFromCarrier(request.trace), () => this.subscribeRun(run, request));
+    const trace = contextFromCarrier(request.trace);
+    const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true;
+    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map(), trace, spansFromFrames };
+    this.runs.set(correlationId, run);
+    context.with(trace, () => this.subscribeRun(run, request));
     return true;
   }
 
@@ -193,14 +201,16 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     }
   }
 
-  private observeTool(run: Run, frame: { toolCallId: string; name: string; phase: string }): void {
+  private observeTool(run: Run, frame: ToolCallArtifactData): void {
     if (frame.phase === 'started') {
-      run.openTools.set(frame.toolCallId, { name: frame.name, startedAt: performance.now() });
+      const span = run.spansFromFrames ? startToolSpan(run.trace, frame, run.correlationId) : undefined;
+      run.openTools.set(frame.toolCallId, { name: frame.name, startedAt: performance.now(), span });
       return;
     }
     const open = run.openTools.get(frame.toolCallId);
     if (!open) return;
     run.openTools.delete(frame.toolCallId);
+    if (open.span) endToolSpan(open.span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
     if (!this.toolCalls.observed) return;
     this.toolCalls.next({
       name: open.name,
@@ -218,6 +228,8 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
     run.subscription?.unsubscribe();
     clearTimeout(run.cancelTimer);
+    // An executor that did not close its open tools: their spans end with the run.
+    for (const open of run.openTools.values()) if (open.span) endToolSpan(open.span, { failed: true, error: 'the run ended before the tool did' });
     run.openTools.clear();
   }
 

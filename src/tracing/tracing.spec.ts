@@ -5,8 +5,11 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { tool } from '@langchain/core/tools';
 import { z } from 'zod';
 import { Observable } from 'rxjs';
+import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode, toolsCondition } from '@langchain/langgraph/prebuilt';
 import { withToolSpan } from '../executor/agent/tool-spans';
-import { AgentExecutor, type ExecutorEvent } from '../executor';
+import { createToolAgent } from '../executor/agent/tool-agent';
+import { AgentExecutor, DeepAgentExecutor, ScriptedChatModel, type ExecutorEvent } from '../executor';
 import { AgentRuntimeService, type AgentBus, type SkillRequest } from '../runtime';
 import { fetchWithHeaders } from '../remote-agents/remote-agent-client';
 import { activeTaskId, contextFromCarrier, injectTraceHeaders, toolstreamTracer, traceCarrier, withTaskId } from './trace-context';
@@ -152,6 +155,93 @@ describe('the runtime continues the trace carried by the request', () => {
     expect(inner?.parentSpanContext?.spanId).toBe(task.spanContext().spanId);
     expect(seen).toHaveLength(1);
     expect(published).toEqual([{ status: 'failed', error: 'done' }]);
+  });
+});
+
+describe('execute_tool spans for any agent, made from the run\'s frames', () => {
+  const weather = tool(async ({ city }: { city: string }) => ({ city, tempC: 18 }), { name: 'weather', description: 'weather', schema: z.object({ city: z.string() }) });
+  const broken = tool(
+    async (): Promise<string> => {
+      throw new Error('no such city');
+    },
+    { name: 'broken', description: 'fails', schema: z.object({}) },
+  );
+  const turns = [{ toolCalls: [{ name: 'weather', args: { city: 'Paris' }, id: 'w1' }, { name: 'broken', args: {}, id: 'b1' }] }, { text: 'done' }];
+
+  /** Runs one request through the runtime under a task span; resolves once the reply is published. */
+  async function runTraced(
+    executor: AgentExecutor,
+  ): Promise<{ task: { traceId: string; spanId: string }; tools: ReturnType<typeof exporter.getFinishedSpans>; models: ReturnType<typeof exporter.getFinishedSpans> }> {
+    let replied!: () => void;
+    const done = new Promise<void>((resolve) => (replied = resolve));
+    const bus = { publish: (kind: string) => kind === 'reply' && replied() } as unknown as AgentBus;
+    const runtime = new AgentRuntimeService(bus, { narrate: () => '' } as never, { serveRequests: false }, executor);
+    const task = toolstreamTracer().startSpan('invoke_agent test');
+    runtime.start({ correlationId: 'task-3', message: 'go', trace: traceCarrier(trace.setSpan(ROOT_CONTEXT, task)) });
+    await done;
+    task.end();
+    const spans = exporter.getFinishedSpans();
+    return { task: task.spanContext(), tools: spans.filter((s) => s.name.startsWith('execute_tool')), models: spans.filter((s) => s.name.startsWith('chat ')) };
+  }
+
+  const summary = (spans: ReturnType<typeof exporter.getFinishedSpans>) =>
+    spans.map((s) => ({ name: s.name, id: s.attributes['gen_ai.tool.call.id'], task: s.attributes['a2a.task.id'], status: s.status, parent: s.parentSpanContext?.spanId })).sort((a, b) => a.name.localeCompare(b.name));
+
+  it('a custom LangGraph agent (not the default one) gets one span per tool call and per model call under the task span, error status on a failure', async () => {
+    const model = new ScriptedChatModel({ turns });
+    const custom = new StateGraph(MessagesAnnotation)
+      .addNode('agent', async (state: typeof MessagesAnnotation.State) => ({ messages: [await model.bindTools([weather, broken]).invoke(state.messages)] }))
+      .addNode('tools', new ToolNode([weather, broken]))
+      .addEdge(START, 'agent')
+      .addConditionalEdges('agent', toolsCondition, ['tools', END])
+      .addEdge('tools', 'agent')
+      .compile();
+    const executor = new DeepAgentExecutor(custom, { agent: custom });
+    expect(executor.tracesToolCalls).toBe(false);
+    const { task, tools, models } = await runTraced(executor);
+    // Two model turns: the one that calls the tools, the one that answers.
+    expect(models.map((m) => ({ name: m.name, op: m.attributes['gen_ai.operation.name'], task: m.attributes['a2a.task.id'], parent: m.parentSpanContext?.spanId }))).toEqual([
+      { name: 'chat ScriptedChatModel', op: 'chat', task: 'task-3', parent: task.spanId },
+      { name: 'chat ScriptedChatModel', op: 'chat', task: 'task-3', parent: task.spanId },
+    ]);
+    expect(summary(tools)).toEqual([
+      { name: 'execute_tool broken', id: 'b1', task: 'task-3', status: { code: SpanStatusCode.ERROR, message: expect.stringContaining('no such city') }, parent: task.spanId },
+      { name: 'execute_tool weather', id: 'w1', task: 'task-3', status: { code: SpanStatusCode.UNSET }, parent: task.spanId },
+    ]);
+    expect(tools.every((s) => s.spanContext().traceId === task.traceId && s.attributes['gen_ai.operation.name'] === 'execute_tool')).toBe(true);
+  });
+
+  it('the default agent traces its own calls: still one span per call, not two', async () => {
+    const executor = new DeepAgentExecutor(createToolAgent(new ScriptedChatModel({ turns }), [weather, broken]), { tools: [weather, broken] });
+    expect(executor.tracesToolCalls).toBe(true);
+    const { task, tools, models } = await runTraced(executor);
+    expect(models).toHaveLength(2);
+    expect(summary(tools).map(({ name, id, parent }) => ({ name, id, parent }))).toEqual([
+      { name: 'execute_tool broken', id: 'b1', parent: task.spanId },
+      { name: 'execute_tool weather', id: 'w1', parent: task.spanId },
+    ]);
+  });
+
+  it('an executor of a backend\'s own: spans from its frames; forwarded frames get none; a tool the run left open ends with the run, in error', async () => {
+    class FramesOnly extends AgentExecutor {
+      run(): Observable<ExecutorEvent> {
+        return new Observable<ExecutorEvent>((sub) => {
+          const at = new Date().toISOString();
+          sub.next({ type: 'toolFrame', frame: { toolCallId: 'a', name: 'lookup', phase: 'started', args: {}, timestamp: at } });
+          sub.next({ type: 'toolFrame', frame: { toolCallId: 'a/x', name: 'remote_step', phase: 'started', args: {}, timestamp: at, parentToolCallId: 'a' } });
+          sub.next({ type: 'toolFrame', frame: { toolCallId: 'a/x', name: 'remote_step', phase: 'completed', result: 1, timestamp: at, parentToolCallId: 'a' } });
+          sub.next({ type: 'toolFrame', frame: { toolCallId: 'a', name: 'lookup', phase: 'completed', result: 2, timestamp: at } });
+          sub.next({ type: 'toolFrame', frame: { toolCallId: 'h', name: 'hung', phase: 'started', args: {}, timestamp: at } });
+          sub.next({ type: 'error', error: 'gave up' });
+          sub.complete();
+        });
+      }
+    }
+    const { tools } = await runTraced(new FramesOnly());
+    expect(summary(tools).map(({ name, status }) => ({ name, status }))).toEqual([
+      { name: 'execute_tool hung', status: { code: SpanStatusCode.ERROR, message: 'the run ended before the tool did' } },
+      { name: 'execute_tool lookup', status: { code: SpanStatusCode.UNSET } },
+    ]);
   });
 });
 

@@ -126,11 +126,21 @@ export function createToolAgent(model: BaseChatModel, tools: StructuredToolInter
     return { messages: [assignToolCallIds(recoverCallsWithoutIds(reply), newToolCallId, toolCallIdsIn(state.messages))] };
   };
 
-  return new StateGraph(MessagesAnnotation)
+  const agent = new StateGraph(MessagesAnnotation)
     .addNode('agent', callModel)
     .addNode('tools', new ParallelToolNode(runnableTools))
     .addEdge(START, 'agent')
     .addConditionalEdges('agent', toolsCondition, ['tools', END])
     .addEdge('tools', 'agent')
     .compile({ name: 'toolstream-agent' });
+  selfTraced.add(agent);
+  return agent;
+}
+
+/** Agents built by createToolAgent: each tool and model call already runs in its own span. */
+const selfTraced = new WeakSet<object>();
+
+/** Whether the agent opens its tool and model calls' spans itself (only createToolAgent's do). */
+export function tracesItsToolCalls(agent: MessagesAgent): boolean {
+  return selfTraced.has(agent);
 }
