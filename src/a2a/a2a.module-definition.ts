@@ -165,6 +165,15 @@ export interface A2aRedisOptions {
   connection: string | Redis;
   /** Prefix of every key and channel (default `toolstream:`); instances that share tasks share it. */
   keyPrefix?: string;
+  /**
+   * How long a worker holds a run without renewing its lease (default 10000 ms; renewed every
+   * third of it). A worker silent longer is lost: its task ends FAILED and is not run again.
+   */
+  leaseMs?: number;
+  /** Runs waiting in the run queue for a worker, at most (default 10000); past it a send gets 503. */
+  maxQueuedRuns?: number;
+  /** Runs one process (role all or worker) runs at once (default 32); more wait in the queue. */
+  maxConcurrentRuns?: number;
 }
 
 export interface A2aAuthOptions {
@@ -360,6 +369,9 @@ function resolveRedis(redis: A2aRedisOptions | undefined): A2aRedisOptions | und
   if (redis === undefined) return undefined;
   if (typeof redis.connection === 'string') checkRedisUrl(redis.connection, 'A2aModule option redis.connection');
   else if (typeof redis.connection?.duplicate !== 'function') throw new Error('A2aModule option redis.connection must be a redis:// or rediss:// URL or an ioredis client');
+  positive(redis.leaseMs, 'redis.leaseMs');
+  positive(redis.maxQueuedRuns, 'redis.maxQueuedRuns');
+  positive(redis.maxConcurrentRuns, 'redis.maxConcurrentRuns');
   return { ...redis };
 }
 

@@ -102,6 +102,9 @@ export class A2aService {
     if (!request.configuration?.returnImmediately) {
       if (!claimed.repeated) this.cancelIfClientLeaves(response, task);
       await task.settled;
+      // Read again: a task another instance ran is terminal now, which this copy's snapshot is not.
+      const final = (await this.tasks.find(task.id, ctx.caller)) ?? task;
+      return final.snapshot({ historyLength: request.configuration?.historyLength });
     }
     return task.snapshot({ historyLength: request.configuration?.historyLength });
   }

@@ -18,7 +18,10 @@ export class EventLog<T> {
     private readonly capacity: number,
     /** An event's weight (e.g. its bytes); the log keeps the sum over what it retains. */
     private readonly weigh?: (event: T) => number,
+    /** Sequence number of the first event appended (a log that continues one kept elsewhere). */
+    firstSeq = 1,
   ) {
+    this.first = firstSeq;
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`EventLog capacity must be a positive integer, got ${capacity}`);
   }
 

@@ -286,4 +286,33 @@ describe('TaskRecord', () => {
       toJson.mockRestore();
     }
   });
+
+  it('resumed from another writer\'s snapshot: numbering goes on from its last event, its open tools are closed when it fails', () => {
+    const first = newTask();
+    first.narrate('working');
+    first.toolFrame({ toolCallId: 'open', name: 'slow', phase: 'started', timestamp: new Date().toISOString() });
+    first.toolFrame({ toolCallId: 'done', name: 'calc', phase: 'started', timestamp: new Date().toISOString() });
+    first.toolFrame({ toolCallId: 'done', name: 'calc', phase: 'completed', result: 2, timestamp: new Date().toISOString() });
+    const snapshot = StreamResponse.fromJSON(StreamResponse.toJSON({ payload: { $case: 'task', value: first.snapshot() } }));
+    const task = snapshot.payload?.$case === 'task' ? snapshot.payload.value : undefined;
+    const resumed = new TaskRecord({
+      id: 't1',
+      contextId: 'c1',
+      owner: undefined,
+      message: userMessage(),
+      text: 'hello',
+      maxEvents: 100,
+      maxFinishedTools: 100,
+      resumed: { snapshot: task!, lastSeq: first.lastSeq },
+    });
+    expect(resumed.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(resumed.lastSeq).toBe(first.lastSeq);
+    const listener = collector(first.lastSeq);
+    resumed.follow(listener);
+    resumed.fail('lost');
+    expect(listener.events.map((e) => e.seq)).toEqual([first.lastSeq + 1, first.lastSeq + 2]);
+    const frames = listener.events.filter((e) => e.isToolFrame).map((e) => JSON.parse(e.json) as { artifactUpdate: { artifact: { parts: unknown[] } } });
+    expect(frames.map((f) => parseToolCall(f.artifactUpdate.artifact.parts))).toEqual([expect.objectContaining({ toolCallId: 'open', phase: 'failed', error: 'lost' })]);
+    expect(resumed.isTerminal).toBe(true);
+  });
 });

@@ -1,5 +1,5 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
-import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, type ToolCallArtifactData } from '../extensions';
+import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, parseToolCall, type ToolCallArtifactData } from '../extensions';
 import { EventLog } from './event-log';
 import { TaskEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
@@ -58,6 +58,11 @@ interface TaskRecordInit {
   onStatus?: (task: TaskRecord) => void;
   /** Called with each event as it is logged (a shared store persists it). */
   onEvent?: (event: TaskEvent, task: TaskRecord) => void;
+  /**
+   * The task as another writer left it (a shared store's snapshot and last event): this record
+   * takes over its writing from `lastSeq + 1` on, instead of starting it with a Task event.
+   */
+  resumed?: { snapshot: Task; lastSeq: number; answerText?: string };
 }
 
 export interface SnapshotOptions {
@@ -112,14 +117,32 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.owner = init.owner;
     this.userText = init.text;
     this.history = [init.message];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length, (init.resumed?.lastSeq ?? 0) + 1);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
-    this.append({ payload: { $case: 'task', value: this.snapshot() } });
+    if (init.resumed) this.restore(init.resumed);
+    else this.append({ payload: { $case: 'task', value: this.snapshot() } });
+  }
+
+  /** Takes the state a snapshot holds: status, history, answer, and which tools are still open. */
+  private restore({ snapshot, answerText }: NonNullable<TaskRecordInit['resumed']>): void {
+    if (snapshot.status) this.status = snapshot.status;
+    const time = Date.parse(this.status.timestamp ?? '');
+    if (Number.isFinite(time)) this.statusTime = time;
+    this.history.splice(0, this.history.length, ...snapshot.history);
+    this.answerText = answerText;
+    for (const artifact of snapshot.artifacts) {
+      this.artifacts.set(artifact.artifactId, artifact);
+      if (artifact.name !== TOOL_CALL_V1_ARTIFACT_NAME) continue;
+      const frame = parseToolCall(artifact.parts);
+      if (frame?.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
+      else this.finishedArtifacts.add(artifact.artifactId);
+    }
+    if (this.isTerminal) this.settle();
   }
 
   get state(): TaskState {

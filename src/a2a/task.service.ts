@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { Observable } from 'rxjs';
-import { AgentBus } from '../runtime';
+import { AgentBus, type SkillRequest } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
-import { A2A_CONFIG } from './a2a.constants';
-import type { A2aConfig } from './a2a.module-definition';
+import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
+import type { A2aConfig, ToolstreamRole } from './a2a.module-definition';
 import { echo, invalidParams, tooManyLiveTasks } from './a2a-errors';
 import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
@@ -14,6 +14,8 @@ import { TaskContentGuard } from './limits/task-content-guard';
 import { ClientStreams } from './streams/client-streams';
 import { TaskStore, type Conversation, type ListTasksQuery, type TaskPage, type TaskView, type WrittenTask } from './store/task-store';
 import { TaskBusBinding, TOPICS_PER_TASK } from './task-bus-binding';
+import { RedisTaskStore } from './store/redis-task-store';
+import { RedisRunQueue, RUN_QUEUE_DEFAULTS } from './store/redis-run-queue';
 import { followTask, type FollowOptions } from './task-stream';
 
 export { StreamOverrunError, type FollowOptions, type StreamPace } from './task-stream';
@@ -73,7 +75,7 @@ export function taskStateLabel(state: TaskState): string {
  * everything), cancels it, lists it, expires it, and serves its event stream with replay.
  */
 @Injectable()
-export class TaskService {
+export class TaskService implements OnApplicationBootstrap {
   private readonly logger = new Logger(TaskService.name);
   /** Tasks this instance writes that are not yet terminal. */
   private readonly live = new Map<string, WrittenTask>();
@@ -85,15 +87,30 @@ export class TaskService {
   private readonly content: TaskContentGuard;
   private readonly binding: TaskBusBinding;
   private readonly finishedTasks: Record<string, number> = {};
+  /** Redis mode: runs go through the durable run queue to whichever worker takes them. */
+  private readonly queue?: RedisRunQueue;
+  /** Queue mode: tasks this instance created (queued here) that are not yet terminal, what maxLiveTasks* count. */
+  private readonly fronted = new Set<string>();
+  private readonly role: ToolstreamRole;
 
   constructor(
     private readonly bus: AgentBus,
     @Inject(A2A_CONFIG) private readonly config: A2aConfig,
     private readonly store: TaskStore,
     @Optional() private readonly clientStreams?: ClientStreams,
+    @Optional() @Inject(A2A_ROLE) role?: ToolstreamRole,
   ) {
+    this.role = role ?? 'all';
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
+    if (store instanceof RedisTaskStore) {
+      this.queue = new RedisRunQueue(store, {
+        leaseMs: config.redis?.leaseMs ?? RUN_QUEUE_DEFAULTS.leaseMs,
+        maxQueuedRuns: config.redis?.maxQueuedRuns ?? RUN_QUEUE_DEFAULTS.maxQueuedRuns,
+        maxConcurrentRuns: config.redis?.maxConcurrentRuns ?? RUN_QUEUE_DEFAULTS.maxConcurrentRuns,
+        taskTtlMs: config.taskTtlMs,
+      });
+    }
     // A CancelTask that reached another instance: this one runs the task.
     store.onCancelRequest((id, reason) => {
       const task = this.live.get(id);
@@ -101,8 +118,26 @@ export class TaskService {
     });
   }
 
+  /** Redis mode: every instance reaps runs whose worker was lost; roles all and worker take runs. */
+  onApplicationBootstrap(): void {
+    if (!this.queue) return;
+    this.queue.startReaper();
+    if (this.role !== 'api') {
+      this.queue.startWorker(
+        (task, request) => this.runTaken(task, request),
+        (id) => this.leaseLost(id),
+      );
+    }
+  }
+
+  /** Takes no more runs from the queue (a draining worker finishes the ones it has). */
+  stopTakingRuns(): Promise<void> {
+    return this.queue?.stop() ?? Promise.resolve();
+  }
+
   /** Cancels the tasks still live (their streams get the final event) and closes the store; A2aDrainService calls it on shutdown. */
   async close(): Promise<void> {
+    await this.stopTakingRuns();
     for (const task of this.live.values()) task.cancel('the server is shutting down');
     await this.store.close();
   }
@@ -133,7 +168,8 @@ export class TaskService {
    * Creates a task, subscribes to its topics, then publishes the run request (in that order: an
    * in-process run may answer synchronously).
    */
-  async start(input: StartTaskInput): Promise<WrittenTask> {
+  async start(input: StartTaskInput): Promise<TaskView> {
+    if (this.queue) return this.enqueue(input);
     const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     this.dispatch(task, admitted, conversation, runContext);
     return task;
@@ -147,7 +183,12 @@ export class TaskService {
   async startStreaming(
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
-  ): Promise<{ task: WrittenTask; events: Observable<TaskEvent>; release: () => void }> {
+  ): Promise<{ task: TaskView; events: Observable<TaskEvent>; release: () => void }> {
+    if (this.queue) {
+      // The task's first event is in Redis before the run is queued: the stream reads from it.
+      const queued = await this.enqueue(input);
+      return { task: queued, events: this.follow(queued, { ...options, after: 0 }), release: () => undefined };
+    }
     const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
@@ -182,10 +223,18 @@ export class TaskService {
    * Admission and creation as one step for the live-task limits: a task counts against them
    * from its admission on, so concurrent requests cannot all slip past the check.
    */
-  private async admitAndCreate(
+  private admitAndCreate(
     input: StartTaskInput,
   ): Promise<{ task: WrittenTask; runContext: Context; admitted: StartTaskInput; conversation: Conversation }> {
-    if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+    return this.admitted(input, (admitted) => this.create(admitted));
+  }
+
+  /** Checks the live-task limits, admits the input and runs `create` on it, counted as live from the start. */
+  private async admitted<T extends { task: TaskView }>(
+    input: StartTaskInput,
+    create: (admitted: StartTaskInput, conversation: Conversation) => Promise<T>,
+  ): Promise<T & { admitted: StartTaskInput; conversation: Conversation }> {
+    if ((this.queue ? this.fronted.size : this.live.size) + this.admitting >= this.config.maxLiveTasks) {
       throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
     }
     if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
@@ -193,10 +242,10 @@ export class TaskService {
     }
     this.admitting += 1;
     this.countLive(input.caller, 1);
-    let task: WrittenTask | undefined;
+    let task: TaskView | undefined;
     try {
       const { admitted, conversation } = await this.admit(input);
-      const created = await this.create(admitted);
+      const created = await create(admitted, conversation);
       task = created.task;
       return { ...created, admitted, conversation };
     } finally {
@@ -205,6 +254,7 @@ export class TaskService {
       if (!task && input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
     }
   }
+
 
   private countLive(caller: CallerId, delta: number): void {
     const count = (this.livePerCaller.get(caller) ?? 0) + delta;
@@ -223,9 +273,22 @@ export class TaskService {
       message: { ...input.message, taskId: id, contextId },
       text: input.text,
     });
-    this.live.set(id, task);
     const parent = input.traceContext ?? otelContext.active();
     const span = this.startTaskSpan(task, parent);
+    this.track(task, () => {
+      this.countLive(input.caller, -1);
+      endTaskSpan(span, task);
+    });
+    return { task, runContext: trace.setSpan(parent, span) };
+  }
+
+  /**
+   * A task this instance writes, for its lifetime: bound to its run's topics, held to the run
+   * deadline, and expired once it settles (then `settled` runs).
+   */
+  private track(task: WrittenTask, settled: () => void): void {
+    const id = task.id;
+    this.live.set(id, task);
     const subscription = this.binding.bind(id, task);
     // A run that never answers must not hold the task and its streams forever.
     const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
@@ -234,14 +297,74 @@ export class TaskService {
       clearTimeout(deadline);
       subscription.unsubscribe();
       this.live.delete(id);
-      this.countLive(input.caller, -1);
       this.cancelling.delete(id);
       const state = taskStateLabel(task.state);
       this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
       this.store.expire(id, this.config.taskTtlMs);
-      endTaskSpan(span, task);
+      settled();
     });
-    return { task, runContext: trace.setSpan(parent, span) };
+  }
+
+  /**
+   * Queue mode: admits the task, then creates it and queues its run in one step (a worker takes
+   * it; this instance follows it from the store like any reader).
+   */
+  private async enqueue(input: StartTaskInput): Promise<TaskView> {
+    const queue = this.queue as RedisRunQueue;
+    let view: TaskView | undefined;
+    const { task } = await this.admitted(input, async (admitted, conversation) => {
+      const id = admitted.taskId ?? randomUUID();
+      const contextId = admitted.message.contextId || randomUUID();
+      const parent = admitted.traceContext ?? otelContext.active();
+      const init = { id, contextId, owner: admitted.caller, message: { ...admitted.message, taskId: id, contextId }, text: admitted.text };
+      // The span starts here: the run, wherever it runs, continues it.
+      const span = this.startTaskSpan(init, parent);
+      const request: SkillRequest = {
+        correlationId: id,
+        message: admitted.text,
+        history: conversation.turns,
+        contextId,
+        metadata: admitted.metadata,
+        trace: traceCarrier(trace.setSpan(parent, span)),
+      };
+      try {
+        view = await queue.enqueue(init, request);
+      } catch (err) {
+        span.end();
+        throw err;
+      }
+      const created = view;
+      this.fronted.add(id);
+      created.whenSettled(() => {
+        this.fronted.delete(id);
+        this.countLive(admitted.caller, -1);
+        endTaskSpan(span, created);
+      });
+      return { task: created };
+    });
+    return task;
+  }
+
+  /** A run this worker took from the queue: it writes the task and runs it on its local bus. */
+  private runTaken(task: WrittenTask, request: SkillRequest): void {
+    this.track(task, () => undefined);
+    try {
+      this.bus.publishRequest(request);
+    } catch (err) {
+      task.fail(`the run could not be dispatched: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Another instance took over a task this worker runs (it stalled past its lease): the run stops here. */
+  private leaseLost(id: string): void {
+    const task = this.live.get(id);
+    if (!task) return;
+    this.logger.error(`task ${id}: this worker lost the run's lease (it stalled for longer than leaseMs); the run is stopped`);
+    try {
+      this.bus.publishCancel({ correlationId: id, reason: 'this worker lost the run lease' });
+    } finally {
+      task.cancel('this worker lost the run lease');
+    }
   }
 
   /** The run deadline passed: the task fails at once, and the run is asked to stop. */
@@ -256,7 +379,7 @@ export class TaskService {
   }
 
   /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
-  private startTaskSpan(task: TaskView, parent: Context): Span {
+  private startTaskSpan(task: Pick<TaskView, 'id' | 'contextId'>, parent: Context): Span {
     const span = toolstreamTracer().startSpan(invokeAgentSpanName(this.config.card.name), { kind: SpanKind.INTERNAL }, parent);
     if (span.isRecording()) {
       span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.invokeAgent);
@@ -304,6 +427,8 @@ export class TaskService {
    */
   async cancel(task: TaskView, reason: string): Promise<void> {
     if (!task.isTerminal && !this.live.has(task.id)) {
+      // Still queued: cancelled here, no worker will run it.
+      if (await this.queue?.cancelQueued(task.id, reason)) return;
       // Another instance writes it: ask that one, and wait (a bounded time) for the end.
       await this.store.requestCancel(task.id, reason);
       await Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, this.config.cancelTimeoutMs * 2).unref())]);

@@ -1,7 +1,7 @@
 import { Global, Module, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
-import { A2aModule, InMemoryTaskStore, TaskService, TaskStore, type A2aModuleOptions } from '../../src/a2a';
+import { A2aModule, InMemoryTaskStore, TaskService, TaskStore, type A2aModuleOptions, type A2aModuleExtras } from '../../src/a2a';
 import type { TaskRecord } from '../../src/a2a/task-record';
 import type { RedisTaskStore } from '../../src/a2a/store/redis-task-store';
 import { AgentBus, EventEmitterAgentBus } from '../../src/runtime';
@@ -28,7 +28,7 @@ export interface ScriptedA2aApp {
 }
 
 /** A2aModule on a real port, served by a ScriptedWorker (`appOptions` e.g. `bodyParser: false`, as the demo app has). */
-export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions = {}, appOptions: NestApplicationOptions = {}): Promise<ScriptedA2aApp> {
+export async function startScriptedA2aApp(script: Script, options: A2aModuleOptions & A2aModuleExtras = {}, appOptions: NestApplicationOptions = {}): Promise<ScriptedA2aApp> {
   const moduleRef = await Test.createTestingModule({ imports: [ScriptedBusModule, A2aModule.forRoot(options)] }).compile();
   // Closing the app must not wait for the keep-alive sockets fetch leaves open.
   const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true, ...appOptions });

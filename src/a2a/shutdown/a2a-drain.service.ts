@@ -50,6 +50,8 @@ export class A2aDrainService implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(signal?: string): Promise<void> {
+    // A worker that drains takes no new runs; the queue keeps them for the others.
+    await this.tasks.stopTakingRuns();
     if (signal !== undefined) await this.drain();
     await this.tasks.close();
   }

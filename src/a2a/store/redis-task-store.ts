@@ -6,6 +6,7 @@ import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
+import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
 export interface RedisTaskStoreOptions {
@@ -66,6 +67,10 @@ export class RedisTaskStore extends TaskStore {
   /** Expiries on their way to Redis (close waits for them). */
   private readonly pendingWork = new Set<Promise<void>>();
   private cancelHandler?: (id: string, reason: string) => void;
+  /** Channel subscriptions by channel, resolved once in effect. */
+  private readonly subscribed = new Map<string, Promise<void>>();
+  /** Tasks this instance runs from the run queue under a lease it renews (see RedisRunQueue). */
+  private readonly runLeases = new Set<string>();
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -105,7 +110,7 @@ export class RedisTaskStore extends TaskStore {
     return this.options.redis;
   }
 
-  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message', ...parts: string[]): string {
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message' | 'runs' | 'leases', ...parts: string[]): string {
     return `${this.prefix}${kind}:${parts.join(':')}`;
   }
 
@@ -168,30 +173,31 @@ export class RedisTaskStore extends TaskStore {
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
+    return this.register(init.id, owner, lease, (onEvent) =>
+      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
+    );
+  }
+
+  /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
+  private register(id: string, owner: string, lease: string, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
     const appender = new RedisTaskAppender({
       lease,
-      keys: [this.key('task', init.id), this.key('events', init.id), this.key('owner', owner)],
-      channel: this.key('channel', init.id),
-      ownerMember: init.id,
+      keys: [this.key('task', id), this.key('events', id), this.key('owner', owner)],
+      channel: this.key('channel', id),
+      ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
       append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => {
         // The run is asked to stop (as a cancel would), and the task ends FAILED, not CANCELED.
-        this.cancelHandler?.(init.id, reason);
+        this.cancelHandler?.(id, reason);
         record.fail(reason);
       },
     });
-    const record = new TaskRecord({
-      ...init,
-      maxEvents: this.options.maxEventsPerTask,
-      maxFinishedTools: this.options.maxFinishedToolsPerTask,
-      onEvent: (event) => appender.enqueue(event),
-    });
+    const record = makeRecord((event) => appender.enqueue(event));
     appender.record = record;
-    const entry = { record, lease, appender };
-    this.written.set(init.id, entry);
+    this.written.set(id, { record, lease, appender });
     return record;
   }
 
@@ -275,7 +281,8 @@ export class RedisTaskStore extends TaskStore {
     const finish = async (): Promise<void> => {
       if (entry) await entry.appender.drained();
       const owner = entry ? ownerKey(entry.record.owner) : undefined;
-      const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs);
+      const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs).zrem(this.key('leases'), id);
+      this.runLeases.delete(id);
       // The message's claim lives as long as its task.
       const claim = this.claims.get(id);
       this.claims.delete(id);
@@ -331,9 +338,26 @@ export class RedisTaskStore extends TaskStore {
     let set = this.watchers.get(channel);
     if (!set) {
       this.watchers.set(channel, (set = new Set()));
-      this.subscriber.subscribe(channel).catch((err: unknown) => this.logger.warn(`subscribing to ${channel} failed: ${String(err)}`));
+      this.subscribed.set(
+        channel,
+        this.subscriber.subscribe(channel).then(
+          () => undefined,
+          (err: unknown) => this.logger.warn(`subscribing to ${channel} failed: ${String(err)}`),
+        ),
+      );
     }
+    if (set.has(replica)) return;
     set.add(replica);
+    // What the writer published before the subscription took effect (or after the replica read
+    // its head) would never reach it: once subscribed, it reads the head again.
+    void this.subscribed
+      .get(channel)
+      ?.then(() => this.redis.hmget(this.key('task', replica.id), 'lastSeq', 'state'))
+      .then((head) => {
+        const [seq, state] = head ?? [];
+        if (seq && state) replica.advance(Number(seq), taskStateFromJSON(state));
+      })
+      .catch(() => undefined);
   }
 
   unwatch(replica: RedisTaskReplica): void {
@@ -341,6 +365,7 @@ export class RedisTaskStore extends TaskStore {
     const set = this.watchers.get(channel);
     if (!set?.delete(replica) || set.size > 0) return;
     this.watchers.delete(channel);
+    this.subscribed.delete(channel);
     this.subscriber.unsubscribe(channel).catch(() => undefined);
   }
 
@@ -353,6 +378,110 @@ export class RedisTaskStore extends TaskStore {
     const [seq, state] = message.split(' ');
     for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state));
   }
+
+  // ---- Run queue support (RedisRunQueue): queued tasks, run leases, taking a task over ----
+
+  /**
+   * Creates the task (SUBMITTED, event 1 the Task) and queues its run in one atomic step, unless
+   * the queue already holds `maxQueued` runs (then nothing is created: undefined). No instance
+   * writes the task until a worker takes it over (`takeOver`); the caller gets a reader.
+   */
+  async createQueued(init: NewTask, run: string, maxQueued: number): Promise<TaskView | undefined> {
+    const record = new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask });
+    const first = record.log.get(1) as TaskEvent;
+    const snapshot = record.snapshot();
+    const owner = ownerKey(init.owner);
+    const state = taskStateToJSON(record.state);
+    const created = await unavailableIfDown(() =>
+      this.redis.eval(
+        CREATE_QUEUED_SCRIPT,
+        5,
+        this.key('task', init.id),
+        this.key('events', init.id),
+        this.key('owner', owner),
+        this.key('context', owner, init.contextId),
+        this.key('runs'),
+        init.id,
+        init.contextId,
+        owner,
+        init.text,
+        state,
+        record.statusTime,
+        JSON.stringify(Task.toJSON(snapshot)),
+        first.json,
+        this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
+        maxQueued,
+        run,
+      ),
+    );
+    if (created !== 1) return undefined;
+    return new RedisTaskReplica(this, {
+      id: init.id,
+      contextId: init.contextId,
+      owner: init.owner,
+      state: record.state,
+      statusTime: record.statusTime,
+      lastSeq: 1,
+      firstSeq: 1,
+      snapshot,
+    });
+  }
+
+  /**
+   * Makes this instance the task's single writer, atomically, if the task is still queued (no
+   * worker took it yet) or its run's lease has expired (its worker was lost): a new lease, and
+   * with `leaseMs` > 0 a run lease this instance renews (renewLeases). Resolves the writer, or
+   * undefined when the task is gone, terminal, or not takeable that way.
+   */
+  async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
+    const lease = randomUUID();
+    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs)) as string[] | null;
+    if (!flat) return undefined;
+    const hash: Record<string, string> = {};
+    for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
+    const head = readHead(hash, null);
+    if (!head || isTerminalState(head.state)) return undefined;
+    const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
+      new TaskRecord({
+        id,
+        contextId: head.contextId,
+        owner: head.owner,
+        message: head.snapshot.history[0],
+        text: hash.userText ?? '',
+        maxEvents: this.options.maxEventsPerTask,
+        maxFinishedTools: this.options.maxFinishedToolsPerTask,
+        onEvent,
+        resumed: { snapshot: head.snapshot, lastSeq: head.lastSeq, answerText: hash.answer },
+      }),
+    );
+    if (leaseMs > 0) this.runLeases.add(id);
+    return record;
+  }
+
+  /**
+   * Extends the run leases of the tasks this instance runs by `leaseMs`; resolves the ids whose
+   * lease another instance took over meanwhile (this one was too slow to renew: it must stop).
+   */
+  async renewLeases(leaseMs: number): Promise<string[]> {
+    const ids = [...this.runLeases].filter((id) => this.written.has(id));
+    if (ids.length === 0) return [];
+    const args: (string | number)[] = [leaseMs];
+    for (const id of ids) args.push(id, this.written.get(id)?.lease ?? '');
+    const lost = (await this.redis.eval(RENEW_LEASES_SCRIPT, ids.length + 1, this.key('leases'), ...ids.map((id) => this.key('task', id)), ...args)) as string[];
+    for (const id of lost) this.runLeases.delete(id);
+    return lost;
+  }
+
+  /** Ids of tasks whose run lease has expired (at most `count`), by Redis's clock. */
+  async expiredLeases(count: number): Promise<string[]> {
+    return (await this.redis.eval(EXPIRED_LEASES_SCRIPT, 1, this.key('leases'), count)) as string[];
+  }
+
+  /** Tasks this instance runs under a run lease. */
+  get leasedRuns(): number {
+    return this.runLeases.size;
+  }
+
 
   private async heads(ids: string[]): Promise<(Head | undefined)[]> {
     const pipeline = this.redis.pipeline();
@@ -460,8 +589,9 @@ export class RedisTaskReplica implements TaskView {
 
   /** The writer published up to `seq`. */
   advance(seq: number, state: TaskState): void {
+    // A head read late (see RedisTaskStore.watch) must not take the state back.
+    if (!this.isTerminal && seq >= this.lastSeq) this.state = state;
     if (seq > this.lastSeq) this.lastSeq = seq;
-    this.state = state;
     for (const listener of this.listeners) void this.pump(listener);
     if (this.isTerminal) {
       for (const callback of this.onSettled.splice(0)) callback();
