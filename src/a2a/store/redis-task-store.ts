@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { Task, TaskState, taskStateFromJSON, taskStateToJSON, type Task as TaskType } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
@@ -29,6 +30,9 @@ export interface RedisTaskStoreOptions {
 const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
+
+/** Which process runs a task it took from the run queue (the task hash's `runner` field: host and pid). */
+const RUNNER = `${hostname()}:${process.pid}`;
 
 /** How long close waits for events still on their way to Redis (it may be down). */
 const CLOSE_WAIT_MS = 5_000;
@@ -435,7 +439,7 @@ export class RedisTaskStore extends TaskStore {
    */
   async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
-    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs)) as string[] | null;
+    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs, RUNNER)) as string[] | null;
     if (!flat) return undefined;
     const hash: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];

@@ -30,7 +30,7 @@ return 1
  * Takes a task's writer lease: from 'queued' only while no one took it; from 'expired' only once
  * its run lease is past due. With a lease time, the new run lease goes in the leases set; without,
  * the task leaves it. Returns the task hash (HGETALL), or nil.
- * KEYS: task hash, leases set. ARGV: id, from, new lease, lease ms.
+ * KEYS: task hash, leases set. ARGV: id, from, new lease, lease ms, runner (host:pid, for operators).
  */
 export const TAKE_OVER_SCRIPT = `
 local lease = redis.call('HGET', KEYS[1], 'lease')
@@ -48,6 +48,7 @@ else
 end
 redis.call('HSET', KEYS[1], 'lease', ARGV[3])
 if tonumber(ARGV[4]) > 0 then
+  redis.call('HSET', KEYS[1], 'runner', ARGV[5])
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
 else
   redis.call('ZREM', KEYS[2], ARGV[1])
