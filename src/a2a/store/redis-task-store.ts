@@ -416,9 +416,12 @@ export class RedisTaskStore extends TaskStore {
         this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
         maxQueued,
         run,
+        this.claims.get(init.id) ?? '',
       ),
     );
     if (created !== 1) return undefined;
+    // The claim's key is in the task's hash now, for the instance that expires the task.
+    this.claims.delete(init.id);
     return new RedisTaskReplica(this, {
       id: init.id,
       contextId: init.contextId,
@@ -445,6 +448,8 @@ export class RedisTaskStore extends TaskStore {
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
     const head = readHead(hash, null);
     if (!head || isTerminalState(head.state)) return undefined;
+    // The message claim expires with the task, whichever instance made it.
+    if (hash.claim) this.claims.set(id, hash.claim);
     // The snapshot may be older than the newest event (head.lastSeq is the snapshot's): the tool
     // frames after it say which tools are open now; numbering goes on after the newest event.
     const lastSeq = Number(hash.lastSeq ?? head.lastSeq);

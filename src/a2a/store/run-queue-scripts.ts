@@ -11,12 +11,14 @@ export const QUEUED_LEASE = 'queued';
  * Creates a queued task and queues its run, unless the queue is full (returns 0, creates nothing).
  * KEYS: task hash, event stream, owner index, conversation list, run stream.
  * ARGV: id, contextId, owner, userText, state, statusTime, snapshot, first event json, ttl while
- * running, max queued runs, run json.
+ * running, max queued runs, run json, the message claim's key ('' = none: whoever expires the task
+ * expires its claim too).
  */
 export const CREATE_QUEUED_SCRIPT = `
 if redis.call('XLEN', KEYS[5]) >= tonumber(ARGV[10]) then return 0 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'contextId', ARGV[2], 'owner', ARGV[3], 'userText', ARGV[4], 'lease', '${QUEUED_LEASE}',
   'state', ARGV[5], 'statusTime', ARGV[6], 'lastSeq', '1', 'snapshot', ARGV[7])
+if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'claim', ARGV[12]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[9])
 redis.call('XADD', KEYS[2], '1-1', 'f', '-', 'j', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[9])
