@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
-import { Task, TaskState, taskStateFromJSON, taskStateToJSON, type Task as TaskType } from '@a2a-js/sdk';
+import { StreamResponse, Task, TaskState, taskStateFromJSON, taskStateToJSON, type Artifact, type Task as TaskType } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
 import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
@@ -445,6 +445,10 @@ export class RedisTaskStore extends TaskStore {
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
     const head = readHead(hash, null);
     if (!head || isTerminalState(head.state)) return undefined;
+    // The snapshot may be older than the newest event (head.lastSeq is the snapshot's): the tool
+    // frames after it say which tools are open now; numbering goes on after the newest event.
+    const lastSeq = Number(hash.lastSeq ?? head.lastSeq);
+    const laterToolArtifacts = await this.toolArtifactsAfter(id, head.lastSeq, lastSeq);
     const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
       new TaskRecord({
         id,
@@ -455,11 +459,27 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
-        resumed: { snapshot: head.snapshot, lastSeq: head.lastSeq, answerText: hash.answer },
+        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts },
       }),
     );
     if (leaseMs > 0) this.runLeases.add(id);
     return record;
+  }
+
+  /** The tool artifacts of the events after `from` up to `to` (what a snapshot written earlier lacks), oldest first. */
+  private async toolArtifactsAfter(id: string, from: number, to: number): Promise<Artifact[]> {
+    const artifacts: Artifact[] = [];
+    for (let after = from; after < to; ) {
+      const events = await this.read(id, after);
+      if (events.length === 0) break;
+      for (const event of events) {
+        if (!event.isToolFrame) continue;
+        const payload = StreamResponse.fromJSON(JSON.parse(event.json)).payload;
+        if (payload?.$case === 'artifactUpdate' && payload.value.artifact) artifacts.push(payload.value.artifact);
+      }
+      after = events[events.length - 1].seq;
+    }
+    return artifacts;
   }
 
   /**
