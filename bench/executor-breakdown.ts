@@ -15,9 +15,8 @@
  *   and the executor runs, median ms per run: what the executor's garbage costs on LangGraph's heap.
  */
 import { performance, PerformanceObserver } from 'node:perf_hooks';
-import { HumanMessage } from '@langchain/core/messages';
 import { DeepAgentExecutor, type MessagesAgent } from '../src/executor';
-import { agentOf, bareRun, executorRun, type AgentShape } from './sections/executor-overhead';
+import { agentOf, bareRun, executorRun, streamBare, type AgentShape } from './sections/executor-overhead';
 import { median } from './lib/stats';
 
 function arg(name: string, fallback: number): number {
@@ -47,21 +46,10 @@ async function inWindow(side: string, run: () => Promise<number>): Promise<numbe
   return ms;
 }
 
-async function timed(run: () => Promise<void>): Promise<number> {
-  const start = process.cpuUsage();
-  await run();
-  const { user, system } = process.cpuUsage(start);
-  return (user + system) / 1000;
-}
-
 /** Every chunk one bare run of the agent yields, with the modes the executor asks for. */
 async function record(agent: MessagesAgent): Promise<unknown[]> {
   const chunks: unknown[] = [];
-  const stream = await agent.stream(
-    { messages: [new HumanMessage('go')] },
-    { streamMode: ['values', 'tools', 'messages', 'custom'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: 'record' } },
-  );
-  for await (const chunk of stream) chunks.push(chunk);
+  await streamBare(agent, 'record', chunks);
   return chunks;
 }
 
@@ -77,16 +65,6 @@ function replayAgent(chunks: readonly unknown[]): MessagesAgent {
   };
 }
 
-function bareReplay(agent: MessagesAgent): Promise<number> {
-  return timed(async () => {
-    const stream = await agent.stream(
-      { messages: [new HumanMessage('go')] },
-      { streamMode: ['values', 'tools', 'messages', 'custom'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: 'replay' } },
-    );
-    for await (const chunk of stream) void chunk;
-  });
-}
-
 const pct = (a: number, b: number): string => `${((a / b - 1) * 100).toFixed(1)} %`;
 
 async function main(): Promise<void> {
@@ -100,7 +78,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 40; i++) {
       await bareRun(agent, `warm-bare-${i}`);
       await executorRun(executor, `warm-exec-${i}`, toolCalls);
-      await bareReplay(replay);
+      await bareRun(replay, 'replay');
       await executorRun(replayExecutor, `warm-replay-${i}`, toolCalls);
     }
     console.log(`${shape}, ${toolCalls} tool calls, ${runs} runs per side per repetition:`);
@@ -123,7 +101,7 @@ async function main(): Promise<void> {
           exec.push(await inWindow('exec', () => executorRun(executor, `e-${rep}-${i}`, toolCalls)));
           bare.push(await inWindow('bare', () => bareRun(agent, `b-${rep}-${i}`)));
         }
-        replayBare.push(await bareReplay(replay));
+        replayBare.push(await bareRun(replay, 'replay'));
         replayExec.push(await executorRun(replayExecutor, `r-${rep}-${i}`, toolCalls));
       }
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -17,6 +17,7 @@ export const DEMO_ENV = {
   metricsPort: 'TOOLSTREAM_METRICS_PORT',
   redisUrl: 'TOOLSTREAM_REDIS_URL',
   role: 'TOOLSTREAM_ROLE',
+  runLeaseMs: 'TOOLSTREAM_RUN_LEASE_MS',
   offlinePieceDelayMs: 'TOOLSTREAM_OFFLINE_PIECE_DELAY_MS',
 } as const;
 
@@ -91,7 +92,7 @@ function redisFromEnv(env: NodeJS.ProcessEnv): A2aModuleOptions['redis'] {
   const url = env[DEMO_ENV.redisUrl]?.trim();
   if (!url) return undefined;
   checkRedisUrl(url, DEMO_ENV.redisUrl);
-  return { connection: url };
+  return { connection: url, leaseMs: positiveInteger(env, DEMO_ENV.runLeaseMs) };
 }
 
 /**

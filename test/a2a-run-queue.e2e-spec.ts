@@ -107,12 +107,19 @@ describe('the Redis run queue (e2e)', () => {
     const runStarted = worker.worker.nextRun();
     const stream = collect(await rpc(api.base, 'SendStreamingMessage', { message: wireMessage('long') }));
     const run = await runStarted;
+    run.progress('working');
+    await eventually(() => (worker.record(run.id)?.lastSeq ?? 0) >= 2, 5_000, 'the narration');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Within a second of the last snapshot: only the event stream holds this frame, not the snapshot.
     run.started('t1', 'slow_task', { seconds: 60 });
-    await eventually(() => (worker.record(run.id)?.lastSeq ?? 0) >= 2, 5_000, 'the started frame');
+    await eventually(() => (worker.record(run.id)?.lastSeq ?? 0) >= 3, 5_000, 'the started frame');
+    await new Promise((resolve) => setTimeout(resolve, 100));
     // As a hung or cut-off process: it renews nothing and takes nothing from here on.
     const stoppedAt = Date.now();
     await worker.tasks.stopTakingRuns();
-    const events = (await stream).map((m) => dataOf(m).result as Record<string, Record<string, unknown>>);
+    const messages = await stream;
+    expect(messages.map((m) => Number(m.id))).toEqual(Array.from({ length: messages.length }, (_, i) => i + 1));
+    const events = messages.map((m) => dataOf(m).result as Record<string, Record<string, unknown>>);
     // Lease time plus a reaper period, with a wide margin for a loaded machine.
     expect(Date.now() - stoppedAt).toBeLessThan(leaseMs + 10_000);
     const last = events[events.length - 1].statusUpdate as TaskResult['result'];

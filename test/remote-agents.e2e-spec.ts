@@ -107,7 +107,9 @@ describe('agents that call agents: three demo app processes (e2e)', () => {
   it('the parent card lists each remote agent as a skill', async () => {
     const card = (await (await fetch(`${b.base}/.well-known/agent-card.json`)).json()) as { skills: Array<{ id: string; examples: string[] }> };
     expect(card.skills.map((s) => s.id)).toEqual(expect.arrayContaining(['remote-agent-leaf', 'remote-agent-back']));
-    expect(card.skills.find((s) => s.id === 'remote-agent-leaf')?.examples[0]).toBe('ask leaf: weather in Paris and the time in Tokyo');
+    // The example is the remote's own first example, addressed to it.
+    const leafCard = (await (await fetch(`${c.base}/.well-known/agent-card.json`)).json()) as { skills: Array<{ examples: string[] }> };
+    expect(card.skills.find((s) => s.id === 'remote-agent-leaf')?.examples[0]).toBe(`ask leaf: ${leafCard.skills[0].examples[0]}`);
   });
 
   it('the remote weather and world_clock calls appear nested, live between the delegating call\'s start and end', async () => {
@@ -174,6 +176,26 @@ describe('agents that call agents: three demo app processes (e2e)', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
   });
+  it('a client that leaves mid-delegation cancels the parent task and the remote task, once the rejoin grace has passed', async () => {
+    const controller = new AbortController();
+    const seen: Seen = { lines: [], frames: [], answer: '' };
+    try {
+      for await (const event of client.sendMessageStream(send('ask middle: take a slow step of 9000 ms'), { ...extensions, signal: controller.signal })) {
+        see(event, seen);
+        if (frameOf(seen, 'slow_task', 'started')) controller.abort();
+      }
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+    }
+    expect(frameOf(seen, 'slow_task', 'started')).toBeDefined();
+    // Both end CANCELED well before the 9 s step would have completed.
+    const [parent, remote] = await Promise.all([newestTaskOnceCanceled(a.base), newestTaskOnceCanceled(b.base)]);
+    expect(parent.id).toBe(seen.taskId);
+    expect(parent.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(remote.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(remote.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+  });
+
   describe('with the parent in Redis mode (two instances on one redis-server)', () => {
     let redis: TestRedis;
     let r1: BuiltServer;

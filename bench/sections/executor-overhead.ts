@@ -68,14 +68,17 @@ async function timed(run: () => Promise<void>): Promise<number> {
   return (user + system) / 1000;
 }
 
+/** The agent streamed bare with the executor's stream modes; `into` keeps the chunks when given. */
+export async function streamBare(agent: MessagesAgent, id: string, into?: unknown[]): Promise<void> {
+  const stream = await agent.stream(
+    { messages: [new HumanMessage('go')] },
+    { streamMode: ['values', 'tools', 'messages', 'custom'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
+  );
+  for await (const chunk of stream) into?.push(chunk);
+}
+
 export function bareRun(agent: MessagesAgent, id: string): Promise<number> {
-  return timed(async () => {
-    const stream = await agent.stream(
-      { messages: [new HumanMessage('go')] },
-      { streamMode: ['values', 'tools', 'messages', 'custom'], signal: new AbortController().signal, recursionLimit: 200, configurable: { thread_id: id } },
-    );
-    for await (const chunk of stream) void chunk;
-  });
+  return timed(() => streamBare(agent, id));
 }
 
 /** One executor run; checks it really produced every frame and the reply. */

@@ -6,7 +6,7 @@ import { ExtensionsModule } from '../extensions/extensions.module';
 import { AgentBus, EventEmitterAgentBus } from '../runtime';
 import { A2A_CONFIG } from './a2a.constants';
 import { A2aModule } from './a2a.module';
-import type { A2aConfig, A2aModuleOptions } from './a2a.module-definition';
+import { resolveA2aConfig, type A2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { AgentCardService } from './agent-card.service';
 
 @Global()
@@ -85,6 +85,11 @@ describe('A2aModule numeric options', () => {
     expect(A2aModule.forRoot({}).controllers?.length).toBeGreaterThan(0);
     expect(A2aModule.forRoot({ role: 'api' }).controllers?.length).toBeGreaterThan(0);
     expect(A2aModule.forRoot({ role: 'worker' }).controllers).toEqual([]);
+    for (const option of ['leaseMs', 'maxQueuedRuns', 'maxConcurrentRuns'] as const) {
+      expect(() => resolveA2aConfig({ redis: { connection: 'redis://127.0.0.1:6390', [option]: 0 } })).toThrow(
+        `A2aModule option redis.${option} must be a positive whole number, got 0`,
+      );
+    }
     await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot({ role: 'worker' })] }).compile()).rejects.toThrow(
       'A2aModule role worker needs the redis option',
     );

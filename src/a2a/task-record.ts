@@ -62,7 +62,13 @@ interface TaskRecordInit {
    * The task as another writer left it (a shared store's snapshot and last event): this record
    * takes over its writing from `lastSeq + 1` on, instead of starting it with a Task event.
    */
-  resumed?: { snapshot: Task; lastSeq: number; answerText?: string };
+  resumed?: {
+    snapshot: Task;
+    lastSeq: number;
+    answerText?: string;
+    /** Tool artifacts of the events after the snapshot (a shared store writes snapshots less often than events), oldest first. */
+    laterToolArtifacts?: Artifact[];
+  };
 }
 
 export interface SnapshotOptions {
@@ -129,18 +135,22 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /** Takes the state a snapshot holds: status, history, answer, and which tools are still open. */
-  private restore({ snapshot, answerText }: NonNullable<TaskRecordInit['resumed']>): void {
+  private restore({ snapshot, answerText, laterToolArtifacts = [] }: NonNullable<TaskRecordInit['resumed']>): void {
     if (snapshot.status) this.status = snapshot.status;
     const time = Date.parse(this.status.timestamp ?? '');
     if (Number.isFinite(time)) this.statusTime = time;
     this.history.splice(0, this.history.length, ...snapshot.history);
     this.answerText = answerText;
-    for (const artifact of snapshot.artifacts) {
+    for (const artifact of [...snapshot.artifacts, ...laterToolArtifacts]) {
       this.artifacts.set(artifact.artifactId, artifact);
       if (artifact.name !== TOOL_CALL_V1_ARTIFACT_NAME) continue;
       const frame = parseToolCall(artifact.parts);
       if (frame?.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
-      else this.finishedArtifacts.add(artifact.artifactId);
+      else if (frame) {
+        this.openTools.delete(frame.toolCallId);
+        this.finishedArtifacts.delete(artifact.artifactId);
+        this.finishedArtifacts.add(artifact.artifactId);
+      }
     }
     if (this.isTerminal) this.settle();
   }

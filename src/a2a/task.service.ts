@@ -438,9 +438,16 @@ export class TaskService implements OnApplicationBootstrap {
     if (!task.isTerminal && !this.live.has(task.id)) {
       // Still queued: cancelled here, no worker will run it.
       if (await this.queue?.cancelQueued(task.id, reason)) return;
-      // Another instance writes it: ask that one, and wait (a bounded time) for the end.
+      // Another instance writes it: ask that one, and wait (a bounded time) for the end. Asked
+      // twice: a worker that was just taking the run from the queue when the first request came
+      // had not registered it yet, and a request to no one is lost.
+      const waitFor = (ms: number) => Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, ms).unref())]);
       await this.store.requestCancel(task.id, reason);
-      await Promise.race([task.settled, new Promise((resolve) => setTimeout(resolve, this.config.cancelTimeoutMs * 2).unref())]);
+      await waitFor(this.config.cancelTimeoutMs);
+      if (!task.isTerminal) {
+        await this.store.requestCancel(task.id, reason);
+        await waitFor(this.config.cancelTimeoutMs);
+      }
       return;
     }
     if (!task.isTerminal && !this.cancelling.has(task.id)) {

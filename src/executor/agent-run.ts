@@ -7,9 +7,9 @@
  * `options.signal`), or silently on unsubscribe.
  */
 import { AIMessage, AIMessageChunk, BaseMessage, HumanMessage } from '@langchain/core/messages';
-import { TraceFlags, context, isSpanContextValid, trace } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import type { Subscriber } from 'rxjs';
-import { withTaskId } from '../tracing';
+import { inSampledTrace, withTaskId } from '../tracing';
 import { AnswerStream } from './answer/answer-stream';
 import type { MessagesAgent } from './agent/messages-agent';
 import { ModelSpansHandler } from './agent/model-spans';
@@ -39,12 +39,6 @@ function interruptText(value: unknown): string {
   const fields = typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
   for (const key of ['question', 'message', 'prompt']) if (typeof fields[key] === 'string') return fields[key] as string;
   return errorMessage(value);
-}
-
-/** Whether the active context belongs to a trace that is recorded (sampled). */
-function inSampledTrace(): boolean {
-  const span = trace.getSpanContext(context.active());
-  return span !== undefined && isSpanContextValid(span) && (span.traceFlags & TraceFlags.SAMPLED) !== 0;
 }
 
 export class AgentRun {

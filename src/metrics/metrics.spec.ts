@@ -1,5 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
+import { TaskService } from '../a2a';
 import { MetricsModule } from './metrics.module';
 import { resolveMetricsSettings } from './metrics-settings';
 import { OTHER_TOOL_LABEL, ToolLabels } from './tool-labels';
@@ -60,6 +61,24 @@ describe('ToolstreamMetrics', () => {
     expect(body).toContain('toolstream_open_streams 0');
     expect(body).toContain('toolstream_tasks_total{state="completed"} 0');
     expect(body).not.toContain('process_cpu');
+    await moduleRef.close();
+  });
+
+  it('reads the A2A side at scrape time: frames, rejected frames, stalled streams closed', async () => {
+    const a2a = { frames: 12, rejectedFrames: 1, stalledStreamsClosed: 0, openStreams: 3, liveTasks: 2 };
+    const moduleRef = await Test.createTestingModule({
+      imports: [MetricsModule.forRoot({ defaultMetrics: false })],
+      providers: [{ provide: TaskService, useValue: { metrics: () => a2a } }],
+    }).compile();
+    await moduleRef.init();
+    const metrics = moduleRef.get(ToolstreamMetrics);
+    expect((await metrics.exposition()).body).toContain('toolstream_stalled_streams_closed_total 0');
+    a2a.stalledStreamsClosed = 2;
+    const { body } = await metrics.exposition();
+    expect(body).toContain('toolstream_stalled_streams_closed_total 2');
+    expect(body).toContain('toolstream_frames_total 12');
+    expect(body).toContain('toolstream_rejected_frames_total 1');
+    expect(body).toContain('toolstream_open_streams 3');
     await moduleRef.close();
   });
 

@@ -107,6 +107,17 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
         },
       }),
     );
+    this.own(
+      new Counter({
+        name: 'toolstream_stalled_streams_closed_total',
+        help: 'Streams closed because their client stopped reading (buffer full past stalledStreamTimeoutMs); their tasks go on.',
+        registers,
+        collect() {
+          this.reset();
+          this.inc(a2a()?.stalledStreamsClosed ?? 0);
+        },
+      }),
+    );
     // A host registry may already hold them (prom-client refuses a metric name twice).
     if (settings.defaultMetrics && !this.registry.getSingleMetric('process_cpu_user_seconds_total')) {
       collectDefaultMetrics({ register: this.registry });

@@ -5,7 +5,7 @@ import { Subject, type Observable, type Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
 import { requireForRoot } from '../common/require-for-root';
 import type { ToolCallArtifactData } from '../extensions';
-import { contextFromCarrier } from '../tracing';
+import { contextFromCarrier, inSampledTrace } from '../tracing';
 import { endToolSpan, startToolSpan } from './frame-spans';
 import { AgentBus } from './agent-bus';
 import { Narrator } from './narration';
@@ -122,7 +122,8 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     }
     // The run continues the trace of the task's span, whichever process published the request.
     const trace = contextFromCarrier(request.trace);
-    const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true;
+    // Only in a recorded trace: an untraced run pays nothing for them.
+    const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true && inSampledTrace(trace);
     const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map(), trace, spansFromFrames };
     this.runs.set(correlationId, run);
     context.with(trace, () => this.subscribeRun(run, request));

@@ -7,6 +7,7 @@ export {
   injectTraceHeaders,
   withTaskId,
   activeTaskId,
+  inSampledTrace,
   type TraceCarrier,
 } from './trace-context';
 export * from './gen-ai';

@@ -5,8 +5,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   ROOT_CONTEXT,
+  TraceFlags,
   context,
   createContextKey,
+  isSpanContextValid,
   propagation,
   trace,
   type Context,
@@ -92,4 +94,10 @@ export function withTaskId(parent: Context, taskId: string): Context {
 export function activeTaskId(from: Context = context.active()): string | undefined {
   const value = from.getValue(TASK_ID_KEY);
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Whether a context belongs to a trace that is recorded (valid and sampled): spans made in it are kept. */
+export function inSampledTrace(from: Context = context.active()): boolean {
+  const span = trace.getSpanContext(from);
+  return span !== undefined && isSpanContextValid(span) && (span.traceFlags & TraceFlags.SAMPLED) !== 0;
 }

@@ -171,31 +171,37 @@ describe('execute_tool spans for any agent, made from the run\'s frames', () => 
   /** Runs one request through the runtime under a task span; resolves once the reply is published. */
   async function runTraced(
     executor: AgentExecutor,
+    traced = true,
   ): Promise<{ task: { traceId: string; spanId: string }; tools: ReturnType<typeof exporter.getFinishedSpans>; models: ReturnType<typeof exporter.getFinishedSpans> }> {
     let replied!: () => void;
     const done = new Promise<void>((resolve) => (replied = resolve));
     const bus = { publish: (kind: string) => kind === 'reply' && replied() } as unknown as AgentBus;
     const runtime = new AgentRuntimeService(bus, { narrate: () => '' } as never, { serveRequests: false }, executor);
     const task = toolstreamTracer().startSpan('invoke_agent test');
-    runtime.start({ correlationId: 'task-3', message: 'go', trace: traceCarrier(trace.setSpan(ROOT_CONTEXT, task)) });
+    runtime.start({ correlationId: 'task-3', message: 'go', trace: traced ? traceCarrier(trace.setSpan(ROOT_CONTEXT, task)) : undefined });
     await done;
     task.end();
     const spans = exporter.getFinishedSpans();
     return { task: task.spanContext(), tools: spans.filter((s) => s.name.startsWith('execute_tool')), models: spans.filter((s) => s.name.startsWith('chat ')) };
   }
 
-  const summary = (spans: ReturnType<typeof exporter.getFinishedSpans>) =>
-    spans.map((s) => ({ name: s.name, id: s.attributes['gen_ai.tool.call.id'], task: s.attributes['a2a.task.id'], status: s.status, parent: s.parentSpanContext?.spanId })).sort((a, b) => a.name.localeCompare(b.name));
-
-  it('a custom LangGraph agent (not the default one) gets one span per tool call and per model call under the task span, error status on a failure', async () => {
+  /** A LangGraph agent of one's own (not createToolAgent): a model node and a ToolNode. */
+  function customAgent() {
     const model = new ScriptedChatModel({ turns });
-    const custom = new StateGraph(MessagesAnnotation)
+    return new StateGraph(MessagesAnnotation)
       .addNode('agent', async (state: typeof MessagesAnnotation.State) => ({ messages: [await model.bindTools([weather, broken]).invoke(state.messages)] }))
       .addNode('tools', new ToolNode([weather, broken]))
       .addEdge(START, 'agent')
       .addConditionalEdges('agent', toolsCondition, ['tools', END])
       .addEdge('tools', 'agent')
       .compile();
+  }
+
+  const summary = (spans: ReturnType<typeof exporter.getFinishedSpans>) =>
+    spans.map((s) => ({ name: s.name, id: s.attributes['gen_ai.tool.call.id'], task: s.attributes['a2a.task.id'], status: s.status, parent: s.parentSpanContext?.spanId })).sort((a, b) => a.name.localeCompare(b.name));
+
+  it('a custom LangGraph agent (not the default one) gets one span per tool call and per model call under the task span, error status on a failure', async () => {
+    const custom = customAgent();
     const executor = new DeepAgentExecutor(custom, { agent: custom });
     expect(executor.tracesToolCalls).toBe(false);
     const { task, tools, models } = await runTraced(executor);
@@ -209,6 +215,12 @@ describe('execute_tool spans for any agent, made from the run\'s frames', () => 
       { name: 'execute_tool weather', id: 'w1', task: 'task-3', status: { code: SpanStatusCode.UNSET }, parent: task.spanId },
     ]);
     expect(tools.every((s) => s.spanContext().traceId === task.traceId && s.attributes['gen_ai.operation.name'] === 'execute_tool')).toBe(true);
+  });
+
+  it('a run outside any trace gets no spans from its frames or callbacks', async () => {
+    const custom = customAgent();
+    const { tools, models } = await runTraced(new DeepAgentExecutor(custom, { agent: custom }), false);
+    expect([...tools, ...models]).toEqual([]);
   });
 
   it('the default agent traces its own calls: still one span per call, not two', async () => {

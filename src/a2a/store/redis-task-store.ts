@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
-import { Task, TaskState, taskStateFromJSON, taskStateToJSON, type Task as TaskType } from '@a2a-js/sdk';
+import { StreamResponse, Task, TaskState, taskStateFromJSON, taskStateToJSON, type Artifact, type Task as TaskType } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
 import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
@@ -29,6 +30,9 @@ export interface RedisTaskStoreOptions {
 const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
+
+/** Which process runs a task it took from the run queue (the task hash's `runner` field: host and pid). */
+const RUNNER = `${hostname()}:${process.pid}`;
 
 /** How long close waits for events still on their way to Redis (it may be down). */
 const CLOSE_WAIT_MS = 5_000;
@@ -437,9 +441,12 @@ export class RedisTaskStore extends TaskStore {
         this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
         maxQueued,
         run,
+        this.claims.get(init.id) ?? '',
       ),
     );
     if (created !== 1) return undefined;
+    // The claim's key is in the task's hash now, for the instance that expires the task.
+    this.claims.delete(init.id);
     return new RedisTaskReplica(this, {
       id: init.id,
       contextId: init.contextId,
@@ -460,12 +467,18 @@ export class RedisTaskStore extends TaskStore {
    */
   async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
-    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs)) as string[] | null;
+    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs, RUNNER)) as string[] | null;
     if (!flat) return undefined;
     const hash: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
     const head = readHead(hash, null);
     if (!head || isTerminalState(head.state)) return undefined;
+    // The message claim expires with the task, whichever instance made it.
+    if (hash.claim) this.claims.set(id, hash.claim);
+    // The snapshot may be older than the newest event (head.lastSeq is the snapshot's): the tool
+    // frames after it say which tools are open now; numbering goes on after the newest event.
+    const lastSeq = Number(hash.lastSeq ?? head.lastSeq);
+    const laterToolArtifacts = await this.toolArtifactsAfter(id, head.lastSeq, lastSeq);
     const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
       new TaskRecord({
         id,
@@ -476,11 +489,27 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
-        resumed: { snapshot: head.snapshot, lastSeq: head.lastSeq, answerText: hash.answer },
+        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts },
       }),
     );
     if (leaseMs > 0) this.runLeases.add(id);
     return record;
+  }
+
+  /** The tool artifacts of the events after `from` up to `to` (what a snapshot written earlier lacks), oldest first. */
+  private async toolArtifactsAfter(id: string, from: number, to: number): Promise<Artifact[]> {
+    const artifacts: Artifact[] = [];
+    for (let after = from; after < to; ) {
+      const events = await this.read(id, after);
+      if (events.length === 0) break;
+      for (const event of events) {
+        if (!event.isToolFrame) continue;
+        const payload = StreamResponse.fromJSON(JSON.parse(event.json)).payload;
+        if (payload?.$case === 'artifactUpdate' && payload.value.artifact) artifacts.push(payload.value.artifact);
+      }
+      after = events[events.length - 1].seq;
+    }
+    return artifacts;
   }
 
   /**

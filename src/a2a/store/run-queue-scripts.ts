@@ -11,12 +11,14 @@ export const QUEUED_LEASE = 'queued';
  * Creates a queued task and queues its run, unless the queue is full (returns 0, creates nothing).
  * KEYS: task hash, event stream, owner index, conversation list, run stream.
  * ARGV: id, contextId, owner, userText, state, statusTime, snapshot, first event json, ttl while
- * running, max queued runs, run json.
+ * running, max queued runs, run json, the message claim's key ('' = none: whoever expires the task
+ * expires its claim too).
  */
 export const CREATE_QUEUED_SCRIPT = `
 if redis.call('XLEN', KEYS[5]) >= tonumber(ARGV[10]) then return 0 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'contextId', ARGV[2], 'owner', ARGV[3], 'userText', ARGV[4], 'lease', '${QUEUED_LEASE}',
   'state', ARGV[5], 'statusTime', ARGV[6], 'lastSeq', '1', 'snapshot', ARGV[7])
+if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'claim', ARGV[12]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[9])
 redis.call('XADD', KEYS[2], '1-1', 'f', '-', 'j', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[9])
@@ -30,7 +32,7 @@ return 1
  * Takes a task's writer lease: from 'queued' only while no one took it; from 'expired' only once
  * its run lease is past due. With a lease time, the new run lease goes in the leases set; without,
  * the task leaves it. Returns the task hash (HGETALL), or nil.
- * KEYS: task hash, leases set. ARGV: id, from, new lease, lease ms.
+ * KEYS: task hash, leases set. ARGV: id, from, new lease, lease ms, runner (host:pid, for operators).
  */
 export const TAKE_OVER_SCRIPT = `
 local lease = redis.call('HGET', KEYS[1], 'lease')
@@ -48,6 +50,7 @@ else
 end
 redis.call('HSET', KEYS[1], 'lease', ARGV[3])
 if tonumber(ARGV[4]) > 0 then
+  redis.call('HSET', KEYS[1], 'runner', ARGV[5])
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[4]), ARGV[1])
 else
   redis.call('ZREM', KEYS[2], ARGV[1])
