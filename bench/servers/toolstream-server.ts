@@ -44,7 +44,8 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
           ...options,
           maxLiveTasks: BENCH_LIVE_TASKS,
           maxLiveTasksPerCaller: BENCH_LIVE_TASKS,
-          ...(redisUrl ? { redis: { connection: redisUrl } } : {}),
+          // Redis mode: every run of the load at once, as in memory (the run queue's default is 32 per process).
+          ...(redisUrl ? { redis: { connection: redisUrl, maxConcurrentRuns: BENCH_LIVE_TASKS } } : {}),
         }),
       inject: [A2A_MODULE_OPTIONS],
     })
