@@ -9,7 +9,7 @@ class Calls {
   append: AppendCall = (_keys, args) =>
     new Promise((resolve, reject) => {
       const seqs: number[] = [];
-      for (let i = 10; i < args.length; i += 3) seqs.push(Number(args[i]));
+      for (let i = 11; i < args.length; i += 3) seqs.push(Number(args[i]));
       this.sent.push({
         seqs,
         snapshot: args[5] !== '',

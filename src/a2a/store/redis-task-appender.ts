@@ -9,13 +9,14 @@ import type { TaskRecord } from '../task-record';
  * skipped, so a retry never stores one twice.
  * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
  * snapshot ('' = unchanged), answer ('' = none), channel, owner index member, time to live while
- * running, then (seq, flags, json) per event.
+ * running, the batch's events as followers read them from the PUBLISH ('' = too large: they read
+ * the stream), then (seq, flags, json) per event.
  */
 export const APPEND_SCRIPT = `
 local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
 if head[1] ~= ARGV[1] then return 0 end
 local stored = tonumber(head[2] or '0') or 0
-for i = 11, #ARGV, 3 do
+for i = 12, #ARGV, 3 do
   if tonumber(ARGV[i]) > stored then
     redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
   end
@@ -27,7 +28,9 @@ if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[10])
 redis.call('PEXPIRE', KEYS[2], ARGV[10])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
-redis.call('PUBLISH', ARGV[8], last .. ' ' .. ARGV[3])
+local message = last .. ' ' .. ARGV[3]
+if ARGV[11] ~= '' then message = message .. string.char(10) .. ARGV[11] end
+redis.call('PUBLISH', ARGV[8], message)
 return 1
 `;
 
@@ -50,6 +53,8 @@ export interface AppenderOptions {
 
 /** Events per script call at most: a long backlog (after an outage) goes in several. */
 const MAX_BATCH = 2_000;
+/** A batch up to this size (JSON characters) goes in the PUBLISH too. */
+const MAX_PUBLISHED_BYTES = 64 * 1024;
 /** A snapshot is stored at least this often while events flow (and on every state change). */
 const SNAPSHOT_EVERY_MS = 1_000;
 const RETRY_FIRST_MS = 50;
@@ -154,8 +159,15 @@ export class RedisTaskAppender {
       this.options.channel,
       this.options.ownerMember,
       this.options.runningTtlMs,
+      '',
     ];
-    for (const event of batch) args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
+    let bytes = 0;
+    for (const event of batch) {
+      args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
+      bytes += event.json.length;
+    }
+    // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
+    if (bytes <= MAX_PUBLISHED_BYTES) args[10] = batch.map((e, i) => `${e.seq} ${args[12 + 3 * i]} ${e.json}`).join('\n');
     try {
       const held = await this.options.append(this.options.keys, args);
       if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);

@@ -43,6 +43,9 @@ const CATCH_UP_AGAIN_MS = 500;
 /** Events a follower reads per XRANGE. */
 const READ_BATCH = 512;
 
+/** Published events a follower keeps (so that a follower a little behind still needs no XRANGE). */
+const TAIL_EVENTS = 512;
+
 interface Head {
   id: string;
   contextId: string;
@@ -404,8 +407,10 @@ export class RedisTaskStore extends TaskStore {
       if (request && this.written.has(request.id)) this.cancelHandler?.(request.id, request.reason);
       return;
     }
-    const [seq, state] = message.split(' ');
-    for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state));
+    const newline = message.indexOf('\n');
+    const [seq, state] = (newline === -1 ? message : message.slice(0, newline)).split(' ');
+    const events = newline === -1 ? undefined : parsePublished(message.slice(newline + 1));
+    for (const replica of this.watchers.get(channel) ?? []) replica.advance(Number(seq), taskStateFromJSON(state), events);
   }
 
   // ---- Run queue support (RedisRunQueue): queued tasks, run leases, taking a task over ----
@@ -573,6 +578,8 @@ export class RedisTaskReplica implements TaskView {
   private readonly pumping = new Set<TaskListener>();
   private readonly again = new Set<TaskListener>();
   private readonly onSettled: (() => void)[] = [];
+  /** The newest events the writer published (see keepTail). */
+  private tail: TaskEvent[] = [];
   private settledPromise?: Promise<void>;
 
   constructor(
@@ -642,7 +649,8 @@ export class RedisTaskReplica implements TaskView {
   }
 
   /** The writer published up to `seq`. */
-  advance(seq: number, state: TaskState): void {
+  advance(seq: number, state: TaskState, events?: TaskEvent[]): void {
+    if (events?.length) this.keepTail(events);
     // A head read late (see RedisTaskStore.watch) must not take the state back.
     if (!this.isTerminal && seq >= this.lastSeq) this.state = state;
     if (seq > this.lastSeq) this.lastSeq = seq;
@@ -651,6 +659,22 @@ export class RedisTaskReplica implements TaskView {
       for (const callback of this.onSettled.splice(0)) callback();
       this.release();
     }
+  }
+
+  /** Keeps the newest published events, contiguous, so that followers need no XRANGE for them. */
+  private keepTail(events: TaskEvent[]): void {
+    const last = this.tail[this.tail.length - 1]?.seq;
+    if (last !== undefined && events[0].seq <= last + 1) this.tail.push(...events.filter((e) => e.seq > last));
+    else this.tail = [...events];
+    if (this.tail.length > TAIL_EVENTS) this.tail.splice(0, this.tail.length - TAIL_EVENTS);
+  }
+
+  /** The events after `cursor` when the kept tail holds all of them up to the newest known one. */
+  private fromTail(cursor: number): TaskEvent[] | undefined {
+    const first = this.tail[0]?.seq;
+    const last = this.tail[this.tail.length - 1]?.seq;
+    if (first === undefined || last === undefined || first > cursor + 1 || last < cursor || last < this.lastSeq) return undefined;
+    return this.tail.slice(cursor + 1 - first);
   }
 
   private release(): void {
@@ -669,7 +693,7 @@ export class RedisTaskReplica implements TaskView {
         this.again.delete(listener);
         // Until the stream has nothing more: the head read may lag the stream (see readHead).
         while (this.listeners.has(listener)) {
-          const events = await this.store.read(this.id, listener.cursor);
+          const events = this.fromTail(listener.cursor) ?? (await this.store.read(this.id, listener.cursor));
           if (events.length === 0) break;
           if (events[0].seq !== listener.cursor + 1) {
             this.listeners.delete(listener);
@@ -706,6 +730,16 @@ async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
     if (isKnownError(err)) throw err;
     throw serviceUnavailable(`The task store (Redis) is unreachable: ${err instanceof Error ? err.message : String(err)}`, REDIS_RETRY_AFTER_S);
   }
+}
+
+/** The events of a PUBLISH: one per line, `seq flags json`. */
+function parsePublished(text: string): TaskEvent[] {
+  return text.split('\n').map((line) => {
+    const a = line.indexOf(' ');
+    const b = line.indexOf(' ', a + 1);
+    const flags = line.slice(a + 1, b);
+    return new TaskEvent(Number(line.slice(0, a)), line.slice(b + 1), flags.includes('t'), flags.includes('e'));
+  });
 }
 
 function parseCancel(message: string): { id: string; reason: string } | undefined {
