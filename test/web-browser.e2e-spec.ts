@@ -92,6 +92,20 @@ async function ask(page: Page, base: string, question: string): Promise<void> {
   await page.click('#send');
 }
 
+/**
+ * Closes a second app started by a test. Chromium may keep a connection to it open; closing must
+ * not wait on the browser, so connections still open after the drain are cut.
+ */
+async function closeApp(app: INestApplication): Promise<void> {
+  const server = app.getHttpServer() as import('node:http').Server;
+  const cut = setTimeout(() => server.closeAllConnections(), 5_000);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}
+
 async function waitForEnd(page: Page): Promise<void> {
   await page.waitForSelector('#app[data-task-state="completed"]', { timeout: 20_000 });
   await page.waitForSelector('#answer-section:not([hidden])');
@@ -279,9 +293,9 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
       expect(problems).toEqual([]);
       await page.close();
     } finally {
-      await parent.close();
+      await closeApp(parent);
     }
-  });
+  }, 120_000);
 
   it('reconnects by itself after a dropped connection, without losing or repeating a frame', async () => {
     // Cut after the Task, "thinking", the narration and the first tool frames.
@@ -350,7 +364,7 @@ describeWithChromium('the page in headless Chromium, against the real app (e2e)'
       expect(foreign).toEqual([]);
       await page.close();
     } finally {
-      await desk.close();
+      await closeApp(desk);
     }
-  });
+  }, 120_000);
 });
