@@ -64,6 +64,25 @@ const clientOf = (base: string): Promise<Client> =>
   new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: ['JSONRPC'] })).createFromUrl(base);
 
 /** The agent's newest task, read again (for up to 15 s) until it says CANCELED. */
+/**
+ * Asks through `sender` for a delegated slow step and cancels the parent task through `canceller`
+ * once the remote's slow_task has started: the parent ends CANCELED with its forwarded and
+ * delegating calls failed "cancelled", and the remote task (the newest on `remoteBase`) is CANCELED.
+ */
+async function cancelMidDelegation(sender: Client, canceller: Client, remoteBase: string): Promise<void> {
+  let cancelled: Promise<unknown> | undefined;
+  const seen = await ask(sender, 'ask middle: take a slow step of 9000 ms', (s) => {
+    if (!cancelled && frameOf(s, 'slow_task', 'started') && s.taskId) cancelled = canceller.cancelTask({ tenant: '', id: s.taskId, metadata: undefined });
+  });
+  await cancelled;
+  expect(seen.lines.at(-1)).toMatch(/^CANCELED/);
+  expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
+  expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
+  const task = await newestTaskOnceCanceled(remoteBase);
+  expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+}
+
 async function newestTaskOnceCanceled(base: string): Promise<Task> {
   const remote = await clientOf(base);
   const page = await remote.listTasks({ tenant: '', contextId: '', status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken: '', historyLength: 0, statusTimestampAfter: undefined, includeArtifacts: undefined });
@@ -161,20 +180,7 @@ describe('agents that call agents: three demo app processes (e2e)', () => {
   });
 
   it('cancelling the parent cancels the remote task (GetTask on the remote says CANCELED) and ends the forwarded open tool "cancelled"', async () => {
-    let parentTask: string | undefined;
-    let cancelled: Promise<unknown> | undefined;
-    const seen = await ask(client, 'ask middle: take a slow step of 9000 ms', (s) => {
-      parentTask = s.taskId;
-      if (!cancelled && frameOf(s, 'slow_task', 'started') && parentTask) cancelled = client.cancelTask({ tenant: '', id: parentTask, metadata: undefined });
-    });
-    await cancelled;
-    expect(seen.lines.at(-1)).toMatch(/^CANCELED/);
-    expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
-    expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
-    // The remote task: B's newest, cancelled by A's CancelTask.
-    const task = await newestTaskOnceCanceled(b.base);
-    expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-    expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+    await cancelMidDelegation(client, client, b.base);
   });
   it('a client that leaves mid-delegation cancels the parent task and the remote task, once the rejoin grace has passed', async () => {
     const controller = new AbortController();
@@ -235,18 +241,7 @@ describe('agents that call agents: three demo app processes (e2e)', () => {
     });
 
     it('a CancelTask sent to the other instance cancels the run, the remote task, and ends the forwarded open tool "cancelled"', async () => {
-      const other = await clientOf(r2.base);
-      let cancelled: Promise<unknown> | undefined;
-      const seen = await ask(await clientOf(r1.base), 'ask middle: take a slow step of 9000 ms', (s) => {
-        if (!cancelled && frameOf(s, 'slow_task', 'started') && s.taskId) cancelled = other.cancelTask({ tenant: '', id: s.taskId, metadata: undefined });
-      });
-      await cancelled;
-      expect(seen.lines.at(-1)).toMatch(/^CANCELED/);
-      expect(frameOf(seen, 'slow_task', 'failed')).toMatchObject({ error: 'cancelled' });
-      expect(frameOf(seen, 'middle', 'failed')).toMatchObject({ error: 'cancelled' });
-      const task = await newestTaskOnceCanceled(b.base);
-      expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-      expect(task.history[0].parts[0].content).toEqual({ $case: 'text', value: 'take a slow step of 9000 ms' });
+      await cancelMidDelegation(await clientOf(r1.base), await clientOf(r2.base), b.base);
     });
   });
 });

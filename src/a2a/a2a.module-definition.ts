@@ -385,7 +385,7 @@ export function checkRedisUrl(url: string, what: string): void {
   }
   if (!parsed || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') || !parsed.hostname) {
     const shown = parsed ? `${parsed.protocol}//${parsed.hostname}${parsed.port ? `:${parsed.port}` : ''}${parsed.pathname}` : 'a value that is not a URL';
-    throw new Error(`${what} must be a redis:// or rediss:// URL with a host (e.g. redis://127.0.0.1:6379), got ${shown}`);
+    throw new Error(`${what} must be a redis:// or rediss:// URL with a host (e.g. redis://user:password@host:port), got ${shown}`);
   }
 }
 
