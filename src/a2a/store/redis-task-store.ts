@@ -130,7 +130,7 @@ export class RedisTaskStore extends TaskStore {
     return this.options.redis;
   }
 
-  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message' | 'runs' | 'leases', ...parts: string[]): string {
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message' | 'runs' | 'leases' | 'live' | 'finished', ...parts: string[]): string {
     return `${this.prefix}${kind}:${parts.join(':')}`;
   }
 
@@ -760,7 +760,7 @@ export class RedisTaskReplica implements TaskView {
 const REDIS_RETRY_AFTER_S = 2;
 
 /** A store call while Redis is unreachable: a clear 503 naming Redis, never a hang or a stack. */
-async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
+export async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -789,7 +789,8 @@ function parseCancel(message: string): { id: string; reason: string } | undefine
   return undefined;
 }
 
-function ownerKey(owner: CallerId): string {
+/** A caller as it appears in keys and in the task hash's `owner` field. */
+export function ownerKey(owner: CallerId): string {
   return owner === undefined ? '-' : `c${owner}`;
 }
 
