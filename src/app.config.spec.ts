@@ -23,6 +23,8 @@ describe('demo app settings from the environment', () => {
       maxBodyBytes: 2048,
       redis: undefined,
     });
+      expect(a2aOptionsFromEnv({ TOOLSTREAM_MAX_LIVE_TASKS: '20', TOOLSTREAM_MAX_LIVE_TASKS_PER_CALLER: '5' })).toMatchObject({ maxLiveTasks: 20, maxLiveTasksPerCaller: 5 });
+    expect(() => a2aOptionsFromEnv({ TOOLSTREAM_MAX_LIVE_TASKS: '0' })).toThrow('TOOLSTREAM_MAX_LIVE_TASKS must be a positive whole number');
   });
 
   it('shares tasks through Redis when TOOLSTREAM_REDIS_URL is set; a bad URL stops the boot naming the variable, never the password', () => {

@@ -18,6 +18,8 @@ export const DEMO_ENV = {
   redisUrl: 'TOOLSTREAM_REDIS_URL',
   role: 'TOOLSTREAM_ROLE',
   runLeaseMs: 'TOOLSTREAM_RUN_LEASE_MS',
+  maxLiveTasks: 'TOOLSTREAM_MAX_LIVE_TASKS',
+  maxLiveTasksPerCaller: 'TOOLSTREAM_MAX_LIVE_TASKS_PER_CALLER',
   offlinePieceDelayMs: 'TOOLSTREAM_OFFLINE_PIECE_DELAY_MS',
 } as const;
 
@@ -71,6 +73,9 @@ export function a2aOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): A2aModu
     publicUrl: env[DEMO_ENV.publicUrl] || undefined,
     drainTimeoutMs: positiveInteger(env, DEMO_ENV.drainTimeoutMs),
     maxBodyBytes: positiveInteger(env, DEMO_ENV.maxBodyBytes),
+    // With Redis, across every instance on it.
+    maxLiveTasks: positiveInteger(env, DEMO_ENV.maxLiveTasks),
+    maxLiveTasksPerCaller: positiveInteger(env, DEMO_ENV.maxLiveTasksPerCaller),
     redis: redisFromEnv(env),
   };
 }

@@ -57,6 +57,7 @@ async function compare(
   reps: number,
   pool: ServerPool,
   targets: readonly Target[] = TARGETS,
+  referenceTimeLimitMs = timeLimitMs,
 ): Promise<ComparisonRow> {
   const runs: RunRecord[] = [];
   const overRef: number[] = [];
@@ -65,14 +66,16 @@ async function compare(
   for (let rep = 0; rep < reps; rep++) {
     const same: Partial<Record<Target, RunRecord>> = {};
     for (const target of targets) {
-      const record = runRecord(await pool.run(target, streams, scenario, timeLimitMs), rep, scenario);
+      const limitMs = target === 'toolstream' || target === 'toolstream-redis' || target === 'limit' ? timeLimitMs : referenceTimeLimitMs;
+      const record = runRecord(await pool.run(target, streams, scenario, limitMs), rep, scenario);
       same[target] = record;
       runs.push(record);
     }
     const { toolstream: ours, reference: ref, limit } = same;
     if (!ours || !limit) continue;
     if (ref) overRef.push(ratio(ours.framesPerSec, ref.framesPerSec));
-    overLimit.push(ratio(ours.framesPerSec, limit.framesPerSec));
+    // A limit run cut at the time limit understates the limit: that repetition has no ratio.
+    overLimit.push(limit.cut > 0 ? NaN : ratio(ours.framesPerSec, limit.framesPerSec));
     cpuOverLimit.push(ratio(ours.serverCpuPerFrameUs, limit.serverCpuPerFrameUs));
   }
   return {
@@ -90,9 +93,11 @@ async function compare(
 }
 
 export function describeRow(row: ComparisonRow): string {
-  const f = row.figures.map(
-    (x) => `${x.target} ${Math.round(x.framesPerSec.median)} f/s p99 ${x.latencyP99Ms.median.toFixed(2)} ms${x.cutReps ? ' (cut)' : ''}`,
-  );
+  const rate = (x: TargetFigures): string =>
+    x.framesPerSec.reps.length > 1
+      ? `${[x.framesPerSec.min, x.framesPerSec.median, x.framesPerSec.max].map(Math.round).join(' / ')} f/s (min / median / max)`
+      : `${Math.round(x.framesPerSec.median)} f/s`;
+  const f = row.figures.map((x) => `${x.target} ${rate(x)} p99 ${x.latencyP99Ms.median.toFixed(2)} ms${x.cutReps ? ' (cut)' : ''}`);
   return `${row.kind} ${row.streams}×${row.scenario.toolCalls}: ${f.join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`;
 }
 
@@ -109,7 +114,7 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, w
   };
   for (const streams of config.concurrency) {
     const flatOut: Scenario = { toolCalls: config.concurrencyToolCalls, intervalMs: 0, idle: false };
-    push(await compare('throughput', streams, flatOut, config.concurrencyTimeLimitMs, config.reps, pool));
+    push(await compare('throughput', streams, flatOut, config.concurrencyTimeLimitMs, config.reps, pool, TARGETS, config.concurrencyReferenceTimeLimitMs));
   }
   for (const streams of config.pacedStreams) {
     const paced: Scenario = { toolCalls: config.pacedToolCalls, intervalMs: config.pacedIntervalMs, idle: false };

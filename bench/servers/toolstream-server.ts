@@ -50,7 +50,9 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
       inject: [A2A_MODULE_OPTIONS],
     })
     .compile();
-  const app = moduleRef.createNestApplication({ logger: ['error'] });
+  // As src/main.ts boots it: A2aModule reads the A2A routes' bodies itself, so the application
+  // has no global JSON and urlencoded parsers in front of every request.
+  const app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false });
   await app.init();
   return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };
 }

@@ -14,7 +14,8 @@ import { TaskContentGuard } from './limits/task-content-guard';
 import { ClientStreams } from './streams/client-streams';
 import { TaskStore, type Conversation, type ListTasksQuery, type TaskPage, type TaskView, type WrittenTask } from './store/task-store';
 import { TaskBusBinding, TOPICS_PER_TASK } from './task-bus-binding';
-import { RedisTaskStore } from './store/redis-task-store';
+import { ownerKey, RedisTaskStore, unavailableIfDown } from './store/redis-task-store';
+import { RedisLiveLimits } from './store/redis-live-limits';
 import { RedisRunQueue, RUN_QUEUE_DEFAULTS } from './store/redis-run-queue';
 import { followTask, type FollowOptions } from './task-stream';
 
@@ -89,8 +90,8 @@ export class TaskService implements OnApplicationBootstrap {
   private readonly finishedTasks: Record<string, number> = {};
   /** Redis mode: runs go through the durable run queue to whichever worker takes them. */
   private readonly queue?: RedisRunQueue;
-  /** Queue mode: tasks this instance created (queued here) that are not yet terminal, what maxLiveTasks* count. */
-  private readonly fronted = new Set<string>();
+  /** Redis mode: maxLiveTasks and maxLiveTasksPerCaller hold across every instance on the Redis. */
+  private readonly liveLimits?: RedisLiveLimits;
   private readonly role: ToolstreamRole;
 
   constructor(
@@ -104,11 +105,26 @@ export class TaskService implements OnApplicationBootstrap {
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
     if (store instanceof RedisTaskStore) {
+      const leaseMs = config.redis?.leaseMs ?? RUN_QUEUE_DEFAULTS.leaseMs;
+      this.liveLimits = new RedisLiveLimits({
+        redis: store.redis,
+        key: store.key('live', 'server'),
+        callerSet: (caller) => store.key('live', 'caller', ownerKey(caller)),
+        taskKey: (id) => store.key('task', id),
+        maxLiveTasks: config.maxLiveTasks,
+        maxLiveTasksPerCaller: config.maxLiveTasksPerCaller,
+        leaseMs,
+        retryAfterSeconds: LIVE_LIMIT_RETRY_AFTER_S,
+        guard: unavailableIfDown,
+      });
+      const limits = this.liveLimits;
       this.queue = new RedisRunQueue(store, {
-        leaseMs: config.redis?.leaseMs ?? RUN_QUEUE_DEFAULTS.leaseMs,
+        leaseMs,
         maxQueuedRuns: config.redis?.maxQueuedRuns ?? RUN_QUEUE_DEFAULTS.maxQueuedRuns,
         maxConcurrentRuns: config.redis?.maxConcurrentRuns ?? RUN_QUEUE_DEFAULTS.maxConcurrentRuns,
         taskTtlMs: config.taskTtlMs,
+        // A task the queue itself ended (cancelled while queued, worker lost): its live slot is free.
+        ended: (task) => limits.release(task.id, task.owner),
       });
     }
     // A CancelTask that reached another instance: this one runs the task.
@@ -144,6 +160,7 @@ export class TaskService implements OnApplicationBootstrap {
   async close(): Promise<void> {
     await this.stopTakingRuns();
     for (const task of this.live.values()) task.cancel('the server is shutting down');
+    this.liveLimits?.stop();
     await this.store.close();
   }
 
@@ -239,14 +256,20 @@ export class TaskService implements OnApplicationBootstrap {
     input: StartTaskInput,
     create: (admitted: StartTaskInput, conversation: Conversation) => Promise<T>,
   ): Promise<T & { admitted: StartTaskInput; conversation: Conversation }> {
-    if ((this.queue ? this.fronted.size : this.live.size) + this.admitting >= this.config.maxLiveTasks) {
-      throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
+    const limits = this.liveLimits;
+    if (limits) {
+      // Shared limits: the task's slot is taken in Redis (both limits in one atomic step).
+      await limits.admit(input.taskId as string, input.caller);
+    } else {
+      if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+        throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
+      }
+      if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
+        throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
+      }
+      this.admitting += 1;
+      this.countLive(input.caller, 1);
     }
-    if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
-      throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
-    }
-    this.admitting += 1;
-    this.countLive(input.caller, 1);
     let task: TaskView | undefined;
     try {
       const { admitted, conversation } = await this.admit(input);
@@ -254,8 +277,12 @@ export class TaskService implements OnApplicationBootstrap {
       task = created.task;
       return { ...created, admitted, conversation };
     } finally {
-      this.admitting -= 1;
-      if (!task) this.countLive(input.caller, -1);
+      if (limits) {
+        if (!task) limits.release(input.taskId as string, input.caller);
+      } else {
+        this.admitting -= 1;
+        if (!task) this.countLive(input.caller, -1);
+      }
       if (!task && input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
     }
   }
@@ -316,9 +343,11 @@ export class TaskService implements OnApplicationBootstrap {
    */
   private async enqueue(input: StartTaskInput): Promise<TaskView> {
     const queue = this.queue as RedisRunQueue;
+    const limits = this.liveLimits as RedisLiveLimits;
     let view: TaskView | undefined;
-    const { task } = await this.admitted(input, async (admitted, conversation) => {
-      const id = admitted.taskId ?? randomUUID();
+    // The id first: the task's live slot is taken under it.
+    const { task } = await this.admitted({ ...input, taskId: input.taskId ?? randomUUID() }, async (admitted, conversation) => {
+      const id = admitted.taskId as string;
       const contextId = admitted.message.contextId || randomUUID();
       const parent = admitted.traceContext ?? otelContext.active();
       const init = { id, contextId, owner: admitted.caller, message: { ...admitted.message, taskId: id, contextId }, text: admitted.text };
@@ -339,10 +368,10 @@ export class TaskService implements OnApplicationBootstrap {
         throw err;
       }
       const created = view;
-      this.fronted.add(id);
+      // This front renews the slot until it sees the task end (the worker does too, once it runs it).
+      limits.hold(id, admitted.caller);
       created.whenSettled(() => {
-        this.fronted.delete(id);
-        this.countLive(admitted.caller, -1);
+        limits.release(id, admitted.caller);
         endTaskSpan(span, created);
       });
       return { task: created };
@@ -352,7 +381,9 @@ export class TaskService implements OnApplicationBootstrap {
 
   /** A run this worker took from the queue: it writes the task and runs it on its local bus. */
   private runTaken(task: WrittenTask, request: SkillRequest): void {
-    this.track(task, () => undefined);
+    // The worker renews the task's live slot too: it still counts if its front dies.
+    this.liveLimits?.hold(task.id, task.owner);
+    this.track(task, () => this.liveLimits?.release(task.id, task.owner));
     try {
       this.bus.publishRequest(request);
     } catch (err) {

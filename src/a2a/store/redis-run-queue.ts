@@ -15,6 +15,8 @@ export interface RunQueueOptions {
   maxConcurrentRuns: number;
   /** How long a task a reaper ended stays readable. */
   taskTtlMs: number;
+  /** A task the queue ended itself (cancelled while queued, worker lost). */
+  ended?: (task: WrittenTask) => void;
 }
 
 export const RUN_QUEUE_DEFAULTS = { leaseMs: 10_000, maxQueuedRuns: 10_000, maxConcurrentRuns: 32 } as const;
@@ -93,6 +95,7 @@ export class RedisRunQueue {
     if (!task) return false;
     task.cancel(reason);
     this.store.expire(id, this.options.taskTtlMs);
+    this.options.ended?.(task);
     return true;
   }
 
@@ -224,6 +227,7 @@ export class RedisRunQueue {
         this.logger.warn(`task ${id}: ${WORKER_LOST_MESSAGE}`);
         task.fail(WORKER_LOST_MESSAGE);
         this.store.expire(id, this.options.taskTtlMs);
+        this.options.ended?.(task);
       }
     } finally {
       this.reaping = false;

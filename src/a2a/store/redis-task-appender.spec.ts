@@ -129,4 +129,31 @@ describe('RedisTaskAppender', () => {
     expect(calls.stored).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
     expect(record.status.message?.parts[0].content).toEqual({ $case: 'text', value: overflows[0] });
   });
+
+  it('a backlog past maxEventsPerTask built during one healthy round trip is no outage: no failure, all stored', async () => {
+    const { calls, record, appender, overflows } = setUp(20);
+    await turn();
+    // The first call is still on its way while the run writes 30 events.
+    for (let i = 0; i < 30; i++) record.narrate(`step ${i}`);
+    await turn();
+    calls.sent[0].resolve(1);
+    await turn();
+    calls.sent[1].resolve(1);
+    await appender.drained();
+    expect(overflows).toEqual([]);
+    expect(record.isTerminal).toBe(false);
+    expect(calls.stored).toEqual(Array.from({ length: 31 }, (_, i) => i + 1));
+  });
+
+  it('a backlog past maxEventsPerTask fails the task once the call in flight fails (Redis gone)', async () => {
+    const { calls, record, overflows } = setUp(20);
+    await turn();
+    for (let i = 0; i < 30; i++) record.narrate(`step ${i}`);
+    await turn();
+    expect(overflows).toEqual([]);
+    calls.sent[0].reject(new Error('Connection is closed.'));
+    await turn();
+    expect(overflows).toHaveLength(1);
+    expect(record.isTerminal).toBe(true);
+  });
 });

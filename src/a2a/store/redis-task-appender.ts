@@ -91,8 +91,9 @@ const RETRY_MAX_MS = 2_000;
  * readers take it with the seq it was made at and read the events after that from the stream.
  *
  * While Redis is unreachable, the events wait here, in order, and go out when it returns (no
- * gap, no duplicate: the script skips what is already stored). At most maxEventsPerTask wait:
- * past that the task fails (onOverflow), and its last events still wait for Redis.
+ * gap, no duplicate: the script skips what is already stored). At most maxEventsPerTask wait
+ * for an unreachable Redis: past that the task fails (onOverflow), and its last events still
+ * wait for it. While Redis answers, the backlog is what the run wrote during one round trip.
  */
 export class RedisTaskAppender {
   private readonly pending: TaskEvent[] = [];
@@ -134,14 +135,22 @@ export class RedisTaskAppender {
 
   enqueue(event: TaskEvent): void {
     this.pending.push(event);
-    if (this.pending.length > this.options.maxEventsPerTask && !this.overflowed && !this.record.isTerminal) {
-      this.overflowed = true;
-      // Not from inside the record's own append (this runs in its onEvent).
-      queueMicrotask(() =>
-        this.options.onOverflow(`the task store (Redis) was unreachable while the run wrote ${this.pending.length} events, more than maxEventsPerTask (${this.options.maxEventsPerTask}) can wait for it`),
-      );
-    }
+    this.checkOverflow();
     this.schedule();
+  }
+
+  /**
+   * Past maxEventsPerTask waiting while Redis is unreachable (the last call failed), the task
+   * must end. A backlog that only built up during one healthy round trip (a run writing faster
+   * than a call returns) is no outage: it goes out with the next call.
+   */
+  private checkOverflow(): void {
+    if (!this.outage || this.pending.length <= this.options.maxEventsPerTask || this.overflowed || this.record.isTerminal) return;
+    this.overflowed = true;
+    // Not from inside the record's own append (enqueue runs in its onEvent).
+    queueMicrotask(() =>
+      this.options.onOverflow(`the task store (Redis) was unreachable while the run wrote ${this.pending.length} events, more than maxEventsPerTask (${this.options.maxEventsPerTask}) can wait for it`),
+    );
   }
 
   /** Resolves once every event enqueued so far is stored (or at once when none waits). */
@@ -239,6 +248,7 @@ export class RedisTaskAppender {
       this.pending.unshift(...batch);
       if (!this.outage) this.options.warn(`task ${task.id}: storing events in Redis failed (${err instanceof Error ? err.message : String(err)}); they wait and go out when it returns`);
       this.outage = true;
+      this.checkOverflow();
       this.sending = false;
       this.retry = setTimeout(() => {
         this.retry = undefined;

@@ -143,7 +143,7 @@ export class RedisTaskStore extends TaskStore {
     return this.options.redis;
   }
 
-  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message' | 'runs' | 'leases', ...parts: string[]): string {
+  key(kind: 'task' | 'events' | 'owner' | 'context' | 'channel' | 'followers' | 'message' | 'runs' | 'leases' | 'live' | 'finished', ...parts: string[]): string {
     return `${this.prefix}${kind}:${parts.join(':')}`;
   }
 
@@ -555,6 +555,10 @@ export class RedisTaskStore extends TaskStore {
     // frames after it say which tools are open now; numbering goes on after the newest event.
     const lastSeq = Number(hash.lastSeq ?? head.lastSeq);
     const laterToolArtifacts = await this.toolArtifactsAfter(id, head.lastSeq, lastSeq);
+    // A queued task holds only the Task its front wrote (event 1, made from the snapshot stored
+    // with it): the writer's record holds it too, so a resume from before the take-over
+    // (Last-Event-ID 0) replays events here as on any other instance, not a snapshot.
+    const events = from === 'queued' && lastSeq === 1 && head.lastSeq === 1 ? [new TaskEvent(1, { payload: { $case: 'task', value: head.snapshot } })] : undefined;
     const record = this.register(id, ownerKey(head.owner), lease, lastSeq, (onEvent) =>
       new TaskRecord({
         id,
@@ -565,7 +569,7 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
-        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts },
+        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts, events },
       }),
     );
     if (leaseMs > 0) this.runLeases.add(id);
@@ -612,6 +616,18 @@ export class RedisTaskStore extends TaskStore {
     return this.runLeases.size;
   }
 
+
+  /**
+   * Where a follower whose next events Redis no longer holds starts again: the stored snapshot,
+   * if newer than its cursor and the follower is at most twice maxEventsPerTask behind the newest
+   * event (as far as an in-memory task's log waits for a listener); undefined: it is cut.
+   */
+  async restartPoint(id: string, cursor: number): Promise<Head | undefined> {
+    const hash = await this.redis.hgetall(this.key('task', id));
+    const head = readHead(hash, null);
+    if (!head || head.lastSeq <= cursor || Number(hash.lastSeq) - cursor > 2 * this.options.maxEventsPerTask) return undefined;
+    return head;
+  }
 
   private async heads(ids: string[]): Promise<(Head | undefined)[]> {
     const pipeline = this.redis.pipeline();
@@ -752,6 +768,23 @@ export class RedisTaskReplica implements TaskView {
     if (this.listeners.size === 0 && this.onSettled.length === 0) this.store.unwatch(this);
   }
 
+  /**
+   * Hands the listener the stored snapshot as a Task event (see restartPoint: 'sent'); 'wait'
+   * while the listener takes nothing (it is pumped again when it does); 'none': it is cut.
+   */
+  private async restartFromSnapshot(listener: TaskListener): Promise<'sent' | 'wait' | 'none'> {
+    const head = await this.store.restartPoint(this.id, listener.cursor);
+    if (!this.listeners.has(listener)) return 'wait';
+    if (!head) return 'none';
+    if (listener.ready && !listener.ready()) return 'wait';
+    // A terminal snapshot ends the stream: the status update it holds is the last event.
+    const terminal = isTerminalState(head.state);
+    listener.cursor = head.lastSeq;
+    if (head.lastSeq > this.lastSeq) this.lastSeq = head.lastSeq;
+    listener.push(new TaskEvent(head.lastSeq, { payload: { $case: 'task', value: head.snapshot } }, false, terminal));
+    return 'sent';
+  }
+
   /** Reads and hands over the events after the listener's cursor, while it is ready. */
   private async pump(listener: TaskListener): Promise<void> {
     if (this.pumping.has(listener)) {
@@ -767,9 +800,13 @@ export class RedisTaskReplica implements TaskView {
           const events = this.fromTail(listener.cursor) ?? (await this.store.read(this.id, listener.cursor));
           if (events.length === 0) break;
           if (events[0].seq !== listener.cursor + 1) {
-            this.listeners.delete(listener);
-            listener.overrun();
-            return;
+            // The writer outran this stream past what Redis keeps (maxEventsPerTask): the stream
+            // goes on from the task as stored now (a Task snapshot), then the live events, as a
+            // resume from a dropped event does; one more than twice the cap behind is cut, as in memory.
+            const restarted = await this.restartFromSnapshot(listener);
+            if (restarted === 'none' && this.listeners.delete(listener)) listener.overrun();
+            if (restarted !== 'sent') return;
+            continue;
           }
           for (const event of events) {
             if (!this.listeners.has(listener)) return;
@@ -794,7 +831,7 @@ export class RedisTaskReplica implements TaskView {
 const REDIS_RETRY_AFTER_S = 2;
 
 /** A store call while Redis is unreachable: a clear 503 naming Redis, never a hang or a stack. */
-async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
+export async function unavailableIfDown<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
@@ -823,7 +860,8 @@ function parseCancel(message: string): { id: string; reason: string } | undefine
   return undefined;
 }
 
-function ownerKey(owner: CallerId): string {
+/** A caller as it appears in keys and in the task hash's `owner` field. */
+export function ownerKey(owner: CallerId): string {
   return owner === undefined ? '-' : `c${owner}`;
 }
 

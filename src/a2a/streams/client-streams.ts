@@ -59,8 +59,10 @@ export class ClientStreams implements OnModuleDestroy {
     socket?.on('drain', onDrain);
     this.open.set(response, watch);
     response.once('close', () => this.untrack(response));
-    this.sweeper ??= setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.stalledMs / 4)));
-    this.sweeper.unref();
+    if (!this.sweeper) {
+      this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.stalledMs / 4)));
+      this.sweeper.unref();
+    }
   }
 
   /**
@@ -82,14 +84,19 @@ export class ClientStreams implements OnModuleDestroy {
   private untrack(response: ServerResponse): void {
     this.open.get(response)?.stopListening();
     this.open.delete(response);
-    if (this.open.size === 0 && this.sweeper) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-    }
   }
 
-  /** A buffer full since the last look, with no drain in between, for stalledMs: the client has stopped reading. */
+  /**
+   * A buffer full since the last look, with no drain in between, for stalledMs: the client has
+   * stopped reading. The sweeper stops at its first look with no stream open (not as the last
+   * one closes: streams one after another would each start and stop a timer).
+   */
   private sweep(): void {
+    if (this.open.size === 0) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+      return;
+    }
     const now = Date.now();
     for (const [response, watch] of [...this.open]) {
       const full = response.writableNeedDrain || response.socket?.writableNeedDrain === true;

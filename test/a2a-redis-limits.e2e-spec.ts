@@ -1,0 +1,246 @@
+/**
+ * The limits of Redis mode hold across instances: live tasks (maxLiveTasks, maxLiveTasksPerCaller)
+ * are counted in Redis for every instance on it; a killed instance's slots come back once its
+ * lease lapses. Two in-process instances on one redis-server of the test's own, and one
+ * `node dist/main.js` for the SIGKILL case.
+ */
+import Redis from 'ioredis';
+import { A2aHttpError } from '../src/a2a/a2a-errors';
+import { RedisLiveLimits, type RedisLiveLimitsOptions } from '../src/a2a/store/redis-live-limits';
+import { unavailableIfDown } from '../src/a2a/store/redis-task-store';
+import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
+import { buildOnce, startBuiltServer, type BuiltServer } from './support/built-server';
+import { manual } from './support/scripts';
+import { eventually, rpc, wireMessage } from './support/sse';
+import { startRedis, type TestRedis } from './support/redis-server';
+
+jest.setTimeout(120_000);
+
+const KEY_A = 'key-a-0123456789abcdef';
+const KEY_B = 'key-b-0123456789abcdef';
+
+type SendResult = { result: { task: { id: string; status: { state: string } } } };
+type TaskResult = { result?: { id: string; status: { state: string; message?: { parts: { text: string }[] } } }; error?: { code: number; message: string } };
+
+async function json<T>(response: Response | Promise<Response>): Promise<T> {
+  return (await (await response).json()) as T;
+}
+
+describe('Redis mode limits across instances (e2e)', () => {
+  let redis: TestRedis;
+  const apps: ScriptedA2aApp[] = [];
+  let prefix = 0;
+  let keyPrefix = '';
+  const instance = async (extra: Record<string, unknown> = {}, redisExtra: Record<string, unknown> = {}): Promise<ScriptedA2aApp> => {
+    const app = await startScriptedA2aApp(manual, { redis: { connection: redis.url, keyPrefix, ...redisExtra }, cancelOnDisconnect: false, ...extra });
+    apps.push(app);
+    return app;
+  };
+  const send = (app: ScriptedA2aApp | BuiltServer, key?: string): Promise<Response> =>
+    rpc(app.base, 'SendMessage', { message: wireMessage('hold on'), configuration: { returnImmediately: true } }, key ? { headers: { 'x-api-key': key } } : {});
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  beforeEach(() => {
+    keyPrefix = `l${++prefix}:`;
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+  afterAll(async () => {
+    await redis.stop();
+  });
+
+  it('maxLiveTasks and maxLiveTasksPerCaller hold across two instances; a finished or cancelled task frees its slot on the other', async () => {
+    const limits = { maxLiveTasks: 3, maxLiveTasksPerCaller: 2, auth: { apiKeys: [KEY_A, KEY_B] } };
+    // A only fronts; B fronts and runs every task (its scripted worker holds each run until told).
+    const a = await instance({ ...limits, role: 'api' });
+    const b = await instance(limits);
+    const first = await json<SendResult>(send(a, KEY_A));
+    expect((await send(b, KEY_A)).status).toBe(200);
+
+    // Caller A's third, on either instance: 429 naming the per-caller limit.
+    for (const app of [a, b]) {
+      const refused = await send(app, KEY_A);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      const body = await json<{ error: { code: number; message: string } }>(refused);
+      expect(body.error.code).toBe(-32603);
+      expect(body.error.message).toContain('maxLiveTasksPerCaller');
+    }
+
+    expect((await send(b, KEY_B)).status).toBe(200);
+    // The server holds 3 live tasks (two on A, one on B): the next, on either, is 503 naming maxLiveTasks.
+    for (const app of [a, b]) {
+      const refused = await send(app, KEY_B);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('5');
+      expect((await json<{ error: { message: string } }>(refused)).error.message).toContain('(maxLiveTasks)');
+    }
+
+    // One of A's tasks finishes (on B's worker): a task is admitted again, on A.
+    await eventually(() => b.worker.runs.has(first.result.task.id), 10_000, 'B runs the first task');
+    b.worker.runs.get(first.result.task.id)?.reply('done');
+    await eventually(() => b.tasks.running().every((task) => task.id !== first.result.task.id), 10_000, 'the first task ends');
+    const again = await waitForStatus(() => send(a, KEY_B), 200);
+    const third = await json<SendResult>(again);
+    expect((await send(b, KEY_B)).status).toBe(503);
+
+    // A cancelled task (cancelled on A, run on B) frees its slot too.
+    await eventually(() => b.worker.runs.has(third.result.task.id), 10_000, 'B runs the third task');
+    const cancelled = await json<TaskResult>(rpc(a.base, 'CancelTask', { id: third.result.task.id }, { headers: { 'x-api-key': KEY_B } }));
+    expect(cancelled.result?.status.state).toBe('TASK_STATE_CANCELED');
+    expect((await waitForStatus(() => send(b, KEY_B), 200)).status).toBe(200);
+  });
+
+  it('a queued task cancelled on another instance frees its slot; a lost worker\'s task frees its slot', async () => {
+    const leaseMs = 600;
+    const a = await instance({ maxLiveTasks: 1, role: 'api' }, { leaseMs });
+    const queued = await json<SendResult>(send(a));
+    expect((await send(a)).status).toBe(503);
+    const b = await instance({ maxLiveTasks: 1, role: 'api' }, { leaseMs });
+    await json<TaskResult>(rpc(b.base, 'CancelTask', { id: queued.result.task.id }));
+    const next = await json<SendResult>(waitForStatus(() => send(b), 200));
+
+    // A worker takes it and is lost (renews nothing from here on): the reaper ends the task and frees the slot.
+    const worker = await instance({ maxLiveTasks: 1, role: 'worker' }, { leaseMs });
+    await eventually(() => worker.worker.runs.has(next.result.task.id), 10_000, 'the worker takes the run');
+    await worker.tasks.stopTakingRuns();
+    const ended = await waitFor(async () => (await json<TaskResult>(rpc(a.base, 'GetTask', { id: next.result.task.id }))).result?.status.state === 'TASK_STATE_FAILED', 15_000);
+    expect(ended).toBe(true);
+    expect((await waitForStatus(() => send(a), 200)).status).toBe(200);
+  });
+
+  describe('the live-slot scripts (RedisLiveLimits on the real server)', () => {
+    let client: Redis;
+    const limits = (options: Partial<RedisLiveLimitsOptions> = {}): RedisLiveLimits =>
+      new RedisLiveLimits({
+        redis: client,
+        key: `${keyPrefix}live:server`,
+        callerSet: (caller) => `${keyPrefix}live:caller:${caller ?? '-'}`,
+        taskKey: (id) => `${keyPrefix}task:${id}`,
+        maxLiveTasks: 3,
+        maxLiveTasksPerCaller: 2,
+        leaseMs: 60_000,
+        retryAfterSeconds: 5,
+        guard: unavailableIfDown,
+        ...options,
+      });
+    const running = (id: string) => client.hset(`${keyPrefix}task:${id}`, 'state', 'TASK_STATE_WORKING');
+    const codeOf = (err: unknown) => (err instanceof A2aHttpError ? `${err.httpStatus} ${err.message}` : String(err));
+    beforeEach(() => {
+      client = new Redis(redis.url, { maxRetriesPerRequest: 1, commandTimeout: 2_000 });
+    });
+    afterEach(() => client.disconnect());
+
+    it('admits both limits or neither; a lapsed slot is dropped; renewal gives back ended tasks and keeps running ones', async () => {
+      const one = limits();
+      await one.admit('t1', 'x');
+      await one.admit('t2', 'x');
+      // The caller is full: refused, and nothing taken from the server's count.
+      await expect(one.admit('t3', 'x').catch(codeOf)).resolves.toMatch(/^429 .*maxLiveTasksPerCaller/);
+      expect(await client.zcard(`${keyPrefix}live:server`)).toBe(2);
+      await one.admit('t3', 'y');
+      await expect(one.admit('t4', 'z').catch(codeOf)).resolves.toMatch(/^503 .*\(maxLiveTasks\)/);
+      expect(await client.zcard(`${keyPrefix}live:caller:z`)).toBe(0);
+
+      // t1 ended (its hash says so), t2 runs, t3 is not held here: a renewal frees t1 only.
+      await client.hset(`${keyPrefix}task:t1`, 'state', 'TASK_STATE_COMPLETED');
+      await running('t2');
+      one.hold('t1', 'x');
+      one.hold('t2', 'x');
+      await one.renew();
+      expect(one.heldSlots).toBe(1);
+      expect(await client.zrange(`${keyPrefix}live:server`, 0, -1)).toEqual(expect.arrayContaining(['t2', 't3']));
+      expect(await client.zscore(`${keyPrefix}live:server`, 't1')).toBeNull();
+      one.release('t2', 'x');
+      one.stop();
+
+      // Slots of an instance that stopped renewing lapse after its lease.
+      const short = limits({ leaseMs: 200, maxLiveTasks: 1 });
+      await client.del(`${keyPrefix}live:server`);
+      await short.admit('s1', 'x');
+      await expect(short.admit('s2', 'y').catch(codeOf)).resolves.toMatch(/^503/);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await short.admit('s2', 'y');
+    });
+
+    it('Redis unreachable at admission: the store\'s clear 503 naming Redis, not a hang', async () => {
+      const one = limits();
+      await redis.kill();
+      try {
+        const startedAt = Date.now();
+        const refused = await one.admit('t1', 'x').catch((err: unknown) => err);
+        expect(refused).toBeInstanceOf(A2aHttpError);
+        expect((refused as A2aHttpError).httpStatus).toBe(503);
+        expect((refused as A2aHttpError).message).toContain('Redis');
+        expect(Date.now() - startedAt).toBeLessThan(20_000);
+      } finally {
+        await redis.restart();
+      }
+    });
+  });
+
+  describe('with a real process', () => {
+    let killed: BuiltServer | undefined;
+    beforeAll(async () => {
+      await buildOnce();
+    }, 300_000);
+    afterEach(async () => {
+      await killed?.stop().catch(() => undefined);
+      killed = undefined;
+    });
+
+    it('a SIGKILLed instance\'s live slots come back once its lease lapses', async () => {
+      const leaseMs = 1_500;
+      const client = new Redis(redis.url);
+      await client.flushall();
+      await client.quit();
+      // The process fronts two tasks and no worker runs them: only its renewals keep their slots.
+      killed = await startBuiltServer({
+        TOOLSTREAM_REDIS_URL: redis.url,
+        TOOLSTREAM_ROLE: 'api',
+        TOOLSTREAM_RUN_LEASE_MS: String(leaseMs),
+        TOOLSTREAM_MAX_LIVE_TASKS: '2',
+      });
+      keyPrefix = 'toolstream:';
+      const survivor = await instance({ maxLiveTasks: 2, role: 'api' }, { leaseMs });
+      expect((await send(killed)).status).toBe(200);
+      expect((await send(survivor)).status).toBe(200);
+      expect((await send(killed)).status).toBe(503);
+      // Past a few leases the slots still hold: the process renews them.
+      await new Promise((resolve) => setTimeout(resolve, 2 * leaseMs));
+      expect((await send(survivor)).status).toBe(503);
+
+      const killedAt = Date.now();
+      killed.child.kill('SIGKILL');
+      const admitted = await waitForStatus(() => send(survivor), 200, 30_000);
+      expect(admitted.status).toBe(200);
+      // Not before its lease could lapse.
+      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(leaseMs - 500);
+      // The survivor's own task still counts: the server is full again.
+      expect((await send(survivor)).status).toBe(503);
+    });
+  });
+});
+
+/** Sends until the answer has `status` (a slot freed elsewhere takes a moment to show), or fails after `timeoutMs`. */
+async function waitForStatus(attempt: () => Promise<Response>, status: number, timeoutMs = 10_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await attempt();
+    if (response.status === status || Date.now() > deadline) return response;
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
