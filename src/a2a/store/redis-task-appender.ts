@@ -66,8 +66,11 @@ export interface AppenderOptions {
   onOverflow: (reason: string) => void;
   /** The newest seq already in Redis when the appender starts (a task taken over goes on from it). */
   storedSeq?: number;
-  /** A batch reached Redis (followers on this instance read it from the task's log from now on). */
-  onStored?: (lastSeq: number, state: TaskState) => void;
+  /**
+   * A batch reached Redis: followers on this instance may have it now, and get its events as
+   * followers elsewhere get them from the PUBLISH (undefined when too large: they read them).
+   */
+  onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
   /** Another writer holds the lease now: nothing this appender sends is stored any more. */
   onLeaseLost?: () => void;
 }
@@ -220,7 +223,8 @@ export class RedisTaskAppender {
       bytes += event.json.length;
     }
     // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
-    if (bytes <= MAX_PUBLISHED_BYTES) args[10] = '1';
+    const published = bytes <= MAX_PUBLISHED_BYTES;
+    if (published) args[10] = '1';
     try {
       const held = await this.options.append(this.options.keys, args);
       if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);
@@ -241,7 +245,7 @@ export class RedisTaskAppender {
         } else this.eventsSinceSnapshot += batch.length;
         if (last > this.storedSeq) this.storedSeq = last;
         this.storedState = state;
-        this.options.onStored?.(this.storedSeq, state);
+        this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
       }
     } catch (err) {
       // Back at the front, in order; tried again after a pause that grows while Redis stays away.

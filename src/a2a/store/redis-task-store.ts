@@ -52,9 +52,9 @@ interface Written {
   lease: string;
   appender: RedisTaskAppender;
   /**
-   * Replicas on this instance that follow it: told by the appender when a batch is stored and
-   * reading it from the record's log, not through the PUBLISH (this instance does not subscribe
-   * to its own tasks' channels while it holds their lease).
+   * Replicas on this instance that follow it: handed each batch by the appender once it is
+   * stored, and reading older events from the record's log, not through the PUBLISH and the
+   * stream (this instance does not subscribe to its own tasks' channels while it holds their lease).
    */
   local: Set<RedisTaskReplica>;
 }
@@ -225,8 +225,8 @@ export class RedisTaskStore extends TaskStore {
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,
-      onStored: (seq, state) => {
-        for (const replica of local) replica.advance(seq, state);
+      onStored: (seq, state, published) => {
+        for (const replica of local) replica.advance(seq, state, published);
       },
       onLeaseLost: () => this.followThroughRedis(entry),
     });
