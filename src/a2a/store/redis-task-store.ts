@@ -46,6 +46,19 @@ const READ_BATCH = 512;
 /** Published events a follower keeps (so that a follower a little behind still needs no XRANGE). */
 const TAIL_EVENTS = 512;
 
+/** A task this instance writes. */
+interface Written {
+  record: TaskRecord;
+  lease: string;
+  appender: RedisTaskAppender;
+  /**
+   * Replicas on this instance that follow it: handed each batch by the appender once it is
+   * stored, and reading older events from the record's log, not through the PUBLISH and the
+   * stream (this instance does not subscribe to its own tasks' channels while it holds their lease).
+   */
+  local: Set<RedisTaskReplica>;
+}
+
 interface Head {
   id: string;
   contextId: string;
@@ -71,7 +84,7 @@ export class RedisTaskStore extends TaskStore {
   private readonly claims = new Map<string, string>();
   private readonly subscriber: Redis;
   /** Tasks written here (until they expire here), by id. */
-  private readonly written = new Map<string, { record: TaskRecord; lease: string; appender: RedisTaskAppender }>();
+  private readonly written = new Map<string, Written>();
   /** Followed replicas by channel. */
   private readonly watchers = new Map<string, Set<RedisTaskReplica>>();
   /** Expiries on their way to Redis (close waits for them). */
@@ -193,13 +206,14 @@ export class RedisTaskStore extends TaskStore {
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
-    return this.register(init.id, owner, lease, (onEvent) =>
+    return this.register(init.id, owner, lease, 0, (onEvent) =>
       new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
     );
   }
 
   /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
-  private register(id: string, owner: string, lease: string, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+  private register(id: string, owner: string, lease: string, storedSeq: number, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+    const local = new Set<RedisTaskReplica>();
     const appender = new RedisTaskAppender({
       lease,
       keys: [this.key('task', id), this.key('events', id), this.key('owner', owner)],
@@ -210,11 +224,53 @@ export class RedisTaskStore extends TaskStore {
       append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
+      storedSeq,
+      onStored: (seq, state, published) => {
+        for (const replica of local) replica.advance(seq, state, published);
+      },
+      onLeaseLost: () => this.followThroughRedis(entry),
     });
     const record = makeRecord((event) => appender.enqueue(event));
     appender.record = record;
-    this.written.set(id, { record, lease, appender });
+    const entry: Written = { record, lease, appender, local };
+    this.written.set(id, entry);
+    // Replicas that began following before this instance took the task (a queued run) follow it here from now on.
+    const channel = this.key('channel', id);
+    const watching = this.watchers.get(channel);
+    if (watching) {
+      this.watchers.delete(channel);
+      this.subscribed.delete(channel);
+      this.subscriber.unsubscribe(channel).catch(() => undefined);
+      for (const replica of watching) this.watchLocally(replica, entry);
+    }
     return record;
+  }
+
+  /**
+   * The writer here lost the task (its lease, or the task expired here: call it once `writing`
+   * no longer returns the entry): its replicas follow the task through Redis again.
+   */
+  private followThroughRedis(entry: Written): void {
+    const replicas = [...entry.local];
+    entry.local.clear();
+    for (const replica of replicas) this.watch(replica);
+  }
+
+  /** A replica of a task written here: its stored events come from the appender and the record's log. */
+  private watchLocally(replica: RedisTaskReplica, entry: Written): void {
+    if (entry.local.has(replica)) return;
+    entry.local.add(replica);
+    // What was stored before it was told of it (or before this instance took the task over).
+    const { storedSeq, storedState } = entry.appender;
+    queueMicrotask(() => {
+      if (entry.local.has(replica)) replica.advance(storedSeq, storedState ?? replica.state);
+    });
+  }
+
+  /** The writer's entry while this instance holds the task's lease. */
+  private writing(id: string): Written | undefined {
+    const entry = this.written.get(id);
+    return entry && !entry.appender.lost ? entry : undefined;
   }
 
   /** A task this instance writes, as it is now (tests, metrics). */
@@ -310,7 +366,8 @@ export class RedisTaskStore extends TaskStore {
     const work = finish()
       .catch((err: unknown) => this.logger.error(`expiring task ${id} in Redis failed: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => {
-        this.written.delete(id);
+        if (entry && this.written.get(id) === entry) this.written.delete(id);
+        if (entry) this.followThroughRedis(entry);
         this.pendingWork.delete(work);
       });
     this.pendingWork.add(work);
@@ -339,8 +396,19 @@ export class RedisTaskStore extends TaskStore {
     await Promise.all([...this.written.values()].map((entry) => entry.appender.drained()));
   }
 
-  /** Events read from the task's stream after `after`, at most `count`. */
+  /**
+   * Events read from the task's stream after `after`, at most `count`: from the record's log
+   * when this instance writes the task and still holds them (only those already stored, so a
+   * reader here sees nothing that a reader elsewhere could miss).
+   */
   async read(id: string, after: number, count = READ_BATCH): Promise<TaskEvent[]> {
+    const entry = this.writing(id);
+    if (entry && entry.record.log.retainsAfter(after)) {
+      const events: TaskEvent[] = [];
+      const to = Math.min(entry.appender.storedSeq, after + count);
+      for (let seq = after + 1; seq <= to; seq++) events.push(entry.record.log.get(seq) as TaskEvent);
+      return events;
+    }
     const entries = (await this.redis.xrange(this.key('events', id), `${after + 1}-1`, '+', 'COUNT', count)) as [string, string[]][];
     return entries.map(([entryId, fields]) => {
       const seq = Number(entryId.slice(0, entryId.indexOf('-')));
@@ -350,6 +418,8 @@ export class RedisTaskStore extends TaskStore {
   }
 
   watch(replica: RedisTaskReplica): void {
+    const entry = this.writing(replica.id);
+    if (entry) return this.watchLocally(replica, entry);
     const channel = this.key('channel', replica.id);
     let set = this.watchers.get(channel);
     if (!set) {
@@ -393,6 +463,7 @@ export class RedisTaskStore extends TaskStore {
   }
 
   unwatch(replica: RedisTaskReplica): void {
+    if (this.written.get(replica.id)?.local.delete(replica)) return;
     const channel = this.key('channel', replica.id);
     const set = this.watchers.get(channel);
     if (!set?.delete(replica) || set.size > 0) return;
@@ -488,7 +559,7 @@ export class RedisTaskStore extends TaskStore {
     // with it): the writer's record holds it too, so a resume from before the take-over
     // (Last-Event-ID 0) replays events here as on any other instance, not a snapshot.
     const events = from === 'queued' && lastSeq === 1 && head.lastSeq === 1 ? [new TaskEvent(1, { payload: { $case: 'task', value: head.snapshot } })] : undefined;
-    const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
+    const record = this.register(id, ownerKey(head.owner), lease, lastSeq, (onEvent) =>
       new TaskRecord({
         id,
         contextId: head.contextId,
