@@ -28,7 +28,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(
   unfile(id)
 end
 if redis.call('EXISTS', KEYS[4]) == 1 and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  local bytes = (redis.call('MEMORY', 'USAGE', KEYS[4]) or 0) + (redis.call('MEMORY', 'USAGE', KEYS[5]) or 0)
+  local bytes = (redis.call('MEMORY', 'USAGE', KEYS[4], 'SAMPLES', 0) or 0) + (redis.call('MEMORY', 'USAGE', KEYS[5], 'SAMPLES', 0) or 0)
   redis.call('ZADD', KEYS[1], now, ARGV[1])
   redis.call('HSET', KEYS[2], ARGV[1], bytes)
   redis.call('INCRBY', KEYS[3], bytes)
