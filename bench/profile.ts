@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile [-- empty|stream|streams|executor] [--target=limit|reference]`
+ * `npm run bench:profile [-- empty|stream|streams|tasks1k|paced|executor] [--target=limit|reference|toolstream-redis]`
  *
  * CPU profiles of toolstream's server for the two per-request cases the benchmark targets:
  * `empty`, empty tasks one after another, `stream`, one stream of 30,000 tool calls, and
@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type { LoadJob } from './load/load-types';
 import { TARGETS, type Target } from './lib/ipc';
 import { LoadProcess } from './lib/processes';
+import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
 import { summariseProfile, type CpuProfile } from './profile-summary';
 import { agentOf, bareRun, executorRun } from './sections/executor-overhead';
@@ -33,6 +34,14 @@ const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
   streams: {
     what: '1,000 concurrent streams of 100 tool calls each, flat out',
     job: { streams: 1_000, scenario: { toolCalls: 100, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
+  },
+  tasks1k: {
+    what: '20 tasks of 1,000 tool calls, one stream at a time, flat out (the one-stream case of the redis section)',
+    job: { streams: 20, maxOpen: 1, scenario: { toolCalls: 1_000, intervalMs: 0, idle: false }, timeLimitMs: 120_000 },
+  },
+  paced: {
+    what: '100 paced streams of 100 tool calls each, 50 ms between calls (the latency case of the redis section)',
+    job: { streams: 100, scenario: { toolCalls: 100, intervalMs: 50, idle: false }, timeLimitMs: 120_000 },
   },
 };
 
@@ -89,14 +98,19 @@ async function main(): Promise<void> {
     return;
   }
   const target = (args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream') as Target;
-  if (!TARGETS.includes(target)) throw new Error(`unknown target ${target}; targets: ${TARGETS.join(', ')}`);
+  const targets: Target[] = [...TARGETS, 'toolstream-redis'];
+  if (!targets.includes(target)) throw new Error(`unknown target ${target}; targets: ${targets.join(', ')}`);
   const wanted = args.filter((a) => !a.startsWith('--'));
   const suffix = target === 'toolstream' ? '' : `-${target}`;
-  const names = wanted.length ? wanted : Object.keys(CASES);
+  const names = wanted.length ? wanted : ['empty', 'stream', 'streams'];
   const unknown = names.filter((n) => !(n in CASES));
   if (unknown.length) throw new Error(`unknown case ${unknown.join(', ')}; cases: ${Object.keys(CASES).join(', ')}, executor`);
+  // Redis mode: a redis-server of the profile's own (see BenchRedis).
+  const redis = target === 'toolstream-redis' ? await BenchRedis.start() : undefined;
+  if (target === 'toolstream-redis' && !redis) throw new Error('toolstream-redis needs redis-server');
+  if (redis) process.env.BENCH_REDIS_URL = redis.url;
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
+  const pool = new ServerPool(load, redis);
   try {
     for (const name of names) {
       const { what, job } = CASES[name];
@@ -128,6 +142,7 @@ async function main(): Promise<void> {
   } finally {
     await pool.stopAll();
     await load.stop();
+    await redis?.stop();
   }
 }
 

@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig, type BenchConfig } from './lib/config';
+import { TARGETS, type Target } from './lib/ipc';
 import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
 import { chart, checkTargets, markdownSummary, shortSummary, type BenchResults } from './lib/report';
 import type { BenchSection } from './lib/section';
@@ -34,22 +35,38 @@ const EXTRA_SECTIONS: readonly BenchSection[] = [answerStreamingSection, redisMo
 type Log = (line: string) => void;
 type Builtin = (config: BenchConfig, pool: ServerPool, results: BenchResults, log: Log) => Promise<void>;
 
-/** The built-in sections, in the order they run. */
+/**
+ * The built-in sections, in the order they run. The executor overhead goes first, in a process
+ * of its own, while no server is up; the servers the next sections share then start together.
+ */
 const BUILTIN: ReadonlyArray<[string, Builtin]> = [
+  ['executor', async (c, _p, r, l) => {
+    l('executor overhead (in a fresh process)');
+    r.executorOverhead = await measureExecutorOverheadInChild(c);
+  }],
   ['empty', async (c, p, r, l) => void (r.emptyTask = await measureEmptyTask(c, p, l))],
-  [
-    'executor',
-    async (c, p, r, l) => {
-      await p.stopAll();
-      l('executor overhead (in a fresh process)');
-      r.executorOverhead = await measureExecutorOverheadInChild(c);
-    },
-  ],
   ['curves', async (c, p, r, l) => void (r.curves = await measureCurves(c, p, p.redis ? CURVE_TARGETS_WITH_REDIS : CURVE_TARGETS, l))],
   ['side', async (c, p, r, l) => void (r.sideBySide = await measureSideBySide(c, p, p.redis !== undefined, l))],
   ['memory', async (c, p, r, l) => void (r.taskMemory = await measureTaskMemory(c, p, p.redis ? ['toolstream', 'toolstream-redis'] : ['toolstream'], l))],
   ['idle', async (c, p, r, l) => void (r.idleMemory = await measureIdleMemory(c, p, l))],
 ];
+
+/** The warm servers each section shares through the pool (started together before it). */
+function sharedTargets(section: string, withRedis: boolean): Target[] {
+  const redis: Target[] = withRedis ? ['toolstream-redis'] : [];
+  switch (section) {
+    case 'empty':
+      return [...TARGETS];
+    case 'curves':
+      return [...(withRedis ? CURVE_TARGETS_WITH_REDIS : CURVE_TARGETS)];
+    case 'side':
+      return [...TARGETS, ...redis];
+    case 'redis':
+      return ['toolstream', ...redis];
+    default:
+      return [];
+  }
+}
 
 const SECTIONS = [...BUILTIN.map(([name]) => name), ...EXTRA_SECTIONS.map((s) => s.name)];
 
@@ -133,6 +150,7 @@ async function main(): Promise<number> {
     }
     const loadAverageAtStart = loadavg()[0];
     log(`section ${name} (load average ${loadAverageAtStart.toFixed(1)})`);
+    await pool.prepare(sharedTargets(name, redis !== undefined));
     await body();
     results.meta.sections.push({ name, durationS: Math.round((Date.now() - t0) / 1000), loadAverageAtStart, loadAverageAtEnd: loadavg()[0] });
   };

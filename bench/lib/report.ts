@@ -210,6 +210,9 @@ export function markdownSummary(results: BenchResults): string {
     const redisCurve = curves.targets.includes('toolstream-redis');
     const cell = (t: Target, size: number, f: (p: NonNullable<CurvesResult['points'][number]>) => string): string => {
       const p = curves.points.find((q) => q.target === t && q.toolCalls === size);
+      if (!p && t === 'toolstream-redis' && curves.redisMaxToolCalls !== undefined && size > curves.redisMaxToolCalls) {
+        return `not run (the Redis curve stops at ${n(curves.redisMaxToolCalls)})`;
+      }
       if (!p) return 'not run (its curve ended)';
       if (p.notFinished) {
         return `did not finish in ${n(p.notFinished.budgetMs / 1000)} s (${n(p.notFinished.framesReceived)} of ${n(p.notFinished.framesExpected)} frames, ${n(p.notFinished.framesPerSec)} frames/s)`;

@@ -91,13 +91,29 @@ export class ServerPool {
     if (!server) {
       server = await ServerProcess.start(target);
       this.servers.set(target, server);
-      if (!warm) return server;
-      const warmed = await this.load.run({ url: server.url, ...warmUp(target) });
-      if (warmed.completed !== warmed.streams) {
-        throw new Error(`${target} failed its warm-up: ${warmed.errors.join('; ') || `${warmed.cut} streams cut`}`);
-      }
+      if (warm) await this.warm(target, server);
     }
     return server;
+  }
+
+  /**
+   * Starts the servers a section is about to use, all at once (a start is mostly TypeScript
+   * compiling, one core each, and nothing is measured meanwhile), then warms them one by one.
+   */
+  async prepare(targets: readonly Target[]): Promise<void> {
+    const missing = [...new Set(targets)].filter((t) => !this.servers.has(t));
+    const started = await Promise.allSettled(missing.map((t) => ServerProcess.start(t)));
+    for (const [i, outcome] of started.entries()) if (outcome.status === 'fulfilled') this.servers.set(missing[i], outcome.value);
+    const failed = started.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const target of missing) await this.warm(target, this.servers.get(target) as ServerProcess);
+  }
+
+  private async warm(target: Target, server: ServerProcess): Promise<void> {
+    const warmed = await this.load.run({ url: server.url, ...warmUp(target) });
+    if (warmed.completed !== warmed.streams) {
+      throw new Error(`${target} failed its warm-up: ${warmed.errors.join('; ') || `${warmed.cut} streams cut`}`);
+    }
   }
 
   /** Runs one load job against a target and measures the server's CPU during it. */

@@ -1,7 +1,7 @@
 /**
- * What makes a run's figures worth reading: every stream the load opened either completed with
- * exactly the frames its scenario publishes or was cut at a time limit the report names; none
- * failed; every sampled frame parsed as a tool-call-v1 frame, and frames were sampled at all.
+ * What makes a run's figures worth reading: every stream the load opened either completed (its
+ * task's COMPLETED status, no JSON-RPC error) with exactly the frames its scenario publishes or
+ * was cut at a time limit the report names; none failed; every sampled frame parsed as a tool-call-v1 frame, and frames were sampled at all.
  * The harness exits non-zero when this does not hold.
  */
 import type { LoadJob, LoadResult } from '../load/load-types';

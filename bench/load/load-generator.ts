@@ -146,6 +146,7 @@ class LoadRun {
       });
       res.on('end', () => {
         if (reader.stats.error !== undefined) this.settle(handle, 'failed', reader.stats.error);
+        else if (!this.job.scenario.idle && !handle.outcome && !reader.stats.completed) this.settle(handle, 'failed', 'the stream ended without the task\'s COMPLETED status');
         else {
           const expected = this.job.scenario.toolCalls * FRAMES_PER_TOOL_CALL;
           if (!this.job.scenario.idle && !handle.outcome && reader.stats.frames !== expected) this.wrongFrameCounts++;

@@ -13,6 +13,8 @@ export interface FrameStats {
   invalidFrames: number;
   /** The first JSON-RPC error the server sent on the stream, if any. */
   error?: string;
+  /** Whether the stream carried the task's COMPLETED status (a stream that ends without it failed). */
+  completed: boolean;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface FrameStats {
  * parseToolCalls) only a sample of frames, to prove the bytes are real tool-call-v1 frames.
  */
 export class SseFrameReader {
-  readonly stats: FrameStats = { events: 0, frames: 0, checkedFrames: 0, invalidFrames: 0 };
+  readonly stats: FrameStats = { events: 0, frames: 0, checkedFrames: 0, invalidFrames: 0, completed: false };
   private pending = '';
 
   /** @param onLatency receives publish-to-receipt latency of each frame, in µs */
@@ -46,6 +48,7 @@ export class SseFrameReader {
     this.stats.events++;
     if (event.indexOf('"artifactUpdate"', data) === -1) {
       if (this.stats.error === undefined && event.indexOf('"error"', data) !== -1) this.stats.error = event.slice(data + 5, data + 400).trim();
+      if (event.indexOf('"TASK_STATE_COMPLETED"', data) !== -1) this.stats.completed = true;
       return;
     }
     const at = event.indexOf(FIELD, data);

@@ -42,6 +42,8 @@ export interface CurveRatios {
 
 export interface CurvesResult {
   targets: Target[];
+  /** The Redis-store curve's last point (config.redisCurveMaxToolCalls). */
+  redisMaxToolCalls?: number;
   points: CurvePoint[];
   ratios: CurveRatios[];
   runs: RunRecord[];
@@ -69,6 +71,7 @@ export async function measureCurves(
       same.push(thisRep);
       for (const target of targets) {
         if (ended.has(target)) continue;
+        if (target === 'toolstream-redis' && toolCalls > config.redisCurveMaxToolCalls) continue;
         const budget = isReference(target) ? config.referenceFrameBudget : config.curveFrameBudget;
         const tasks = Math.max(1, Math.round(budget / (toolCalls * FRAMES_PER_TOOL_CALL)));
         const timeLimitMs = isReference(target) ? config.referenceBudgetMs : config.curveTimeLimitMs;
@@ -129,5 +132,5 @@ export async function measureCurves(
     };
     log(`curve ${toolCalls} calls/task: ${targets.map(fps).join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`);
   }
-  return { targets: [...targets], points, ratios, runs };
+  return { targets: [...targets], redisMaxToolCalls: config.redisCurveMaxToolCalls, points, ratios, runs };
 }

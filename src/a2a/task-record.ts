@@ -68,6 +68,11 @@ interface TaskRecordInit {
     answerText?: string;
     /** Tool artifacts of the events after the snapshot (a shared store writes snapshots less often than events), oldest first. */
     laterToolArtifacts?: Artifact[];
+    /**
+     * The events already stored, contiguous and ending at `lastSeq` (e.g. the Task a front
+     * wrote before a worker took the run): replayed from here like the record's own.
+     */
+    events?: TaskEvent[];
   };
 }
 
@@ -123,7 +128,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.owner = init.owner;
     this.userText = init.text;
     this.history = [init.message];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length, (init.resumed?.lastSeq ?? 0) + 1);
+    const earlier = init.resumed?.events ?? [];
+    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
+    for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;

@@ -30,6 +30,8 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private subscription?: Subscription;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
   private readonly toolDuration: Histogram<'tool' | 'outcome'>;
+  /** The label set of each tool series, by tool label and outcome. */
+  private readonly series = new Map<string, Record<ToolCallOutcome['outcome'], { tool: string; outcome: string }>>();
 
   constructor(
     @Inject(METRICS_SETTINGS) private readonly settings: MetricsSettings,
@@ -142,7 +144,9 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
 
   /** One ended tool call; its name becomes a label only if it is a registered tool's. */
   recordToolCall(call: ToolCallOutcome): void {
-    const labels = { tool: this.labels.label(call.name), outcome: call.outcome };
+    const tool = this.labels.label(call.name);
+    // The label objects of every series are made once (zeroToolSeries), not per call.
+    const labels = this.series.get(tool)?.[call.outcome] ?? { tool, outcome: call.outcome };
     this.toolCalls.inc(labels);
     this.toolDuration.observe(labels, call.seconds);
   }
@@ -153,10 +157,13 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private zeroToolSeries(): void {
+    this.series.clear();
     for (const tool of this.labels.values()) {
+      const byOutcome = { completed: { tool, outcome: 'completed' }, failed: { tool, outcome: 'failed' } };
+      this.series.set(tool, byOutcome);
       for (const outcome of OUTCOMES) {
-        this.toolCalls.inc({ tool, outcome }, 0);
-        this.toolDuration.zero({ tool, outcome });
+        this.toolCalls.inc(byOutcome[outcome], 0);
+        this.toolDuration.zero(byOutcome[outcome]);
       }
     }
   }

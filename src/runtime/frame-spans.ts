@@ -13,14 +13,22 @@ import { A2A_TASK_ID, GEN_AI, GEN_AI_OPERATION, executeToolSpanName, toolstreamT
 /** The span of a tool call whose `started` frame was seen. */
 export function startToolSpan(parent: Context, frame: ToolCallArtifactData, taskId: string): Span | undefined {
   if (frame.parentToolCallId !== undefined) return undefined;
-  const span = toolstreamTracer().startSpan(executeToolSpanName(frame.name), { kind: SpanKind.INTERNAL }, parent);
-  if (!span.isRecording()) return undefined;
-  span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.executeTool);
-  span.setAttribute(GEN_AI.toolName, frame.name);
-  span.setAttribute(GEN_AI.toolType, 'function');
-  span.setAttribute(GEN_AI.toolCallId, frame.toolCallId);
-  span.setAttribute(A2A_TASK_ID, taskId);
-  return span;
+  // Attributes given at the start: the SDK takes them in one pass (and samplers see them).
+  const span = toolstreamTracer().startSpan(
+    executeToolSpanName(frame.name),
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
+        [GEN_AI.toolName]: frame.name,
+        [GEN_AI.toolType]: 'function',
+        [GEN_AI.toolCallId]: frame.toolCallId,
+        [A2A_TASK_ID]: taskId,
+      },
+    },
+    parent,
+  );
+  return span.isRecording() ? span : undefined;
 }
 
 /** Ends it at the call's terminal frame: `failed` (or a run that ended first) gives error status with the reason. */

@@ -12,14 +12,30 @@ import {
   propagation,
   trace,
   type Context,
+  type ProxyTracerProvider,
   type Tracer,
+  type TracerProvider,
 } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'toolstream';
 
-/** The tracer every toolstream span comes from (instrumentation scope `toolstream`). */
+let cachedTracer: Tracer | undefined;
+let cachedFor: TracerProvider | undefined;
+
+/**
+ * The tracer every toolstream span comes from (instrumentation scope `toolstream`). Looked up
+ * once per registered provider, not per span (getTracer builds a key and searches a map each
+ * call): a host that registers another provider later still gets it from the next span on.
+ */
 export function toolstreamTracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  const global = trace.getTracerProvider();
+  // The API's proxy provider stays the global one; what changes on registration is its delegate.
+  const provider = typeof (global as Partial<ProxyTracerProvider>).getDelegate === 'function' ? (global as ProxyTracerProvider).getDelegate() : global;
+  if (provider !== cachedFor || cachedTracer === undefined) {
+    cachedTracer = provider.getTracer(TRACER_NAME);
+    cachedFor = provider;
+  }
+  return cachedTracer;
 }
 
 /**

@@ -4,7 +4,7 @@ import { RedisTaskAppender, type AppendCall } from './redis-task-appender';
 
 /** The script's side as a list of calls: each resolves (or fails) when the test says. */
 class Calls {
-  readonly sent: { seqs: number[]; snapshot: boolean; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
+  readonly sent: { seqs: number[]; snapshot: boolean; args: (string | number)[]; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
   readonly stored: number[] = [];
   append: AppendCall = (_keys, args) =>
     new Promise((resolve, reject) => {
@@ -13,6 +13,7 @@ class Calls {
       this.sent.push({
         seqs,
         snapshot: args[5] !== '',
+        args,
         resolve: (v) => {
           if (v === 1) this.stored.push(...seqs);
           resolve(v);
@@ -24,11 +25,20 @@ class Calls {
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function setUp(maxEventsPerTask = 1_000): { calls: Calls; appender: RedisTaskAppender; record: TaskRecord; warnings: string[]; overflows: string[] } {
+function setUp(maxEventsPerTask = 1_000): {
+  calls: Calls;
+  appender: RedisTaskAppender;
+  record: TaskRecord;
+  warnings: string[];
+  overflows: string[];
+  stored: { seq: number; published?: number[] }[];
+} {
   const calls = new Calls();
   const warnings: string[] = [];
   const overflows: string[] = [];
+  const stored: { seq: number; published?: number[] }[] = [];
   const appender = new RedisTaskAppender({
+    onStored: (seq, _state, published) => stored.push({ seq, published: published?.map((e) => e.seq) }),
     lease: 'lease-1',
     keys: ['t', 'e', 'o'],
     channel: 'c',
@@ -53,7 +63,7 @@ function setUp(maxEventsPerTask = 1_000): { calls: Calls; appender: RedisTaskApp
     onEvent: (event) => appender.enqueue(event),
   });
   appender.record = record;
-  return { calls, appender, record, warnings, overflows };
+  return { calls, appender, record, warnings, overflows, stored };
 }
 
 describe('RedisTaskAppender', () => {
@@ -89,6 +99,37 @@ describe('RedisTaskAppender', () => {
     calls.sent[3].resolve(1);
     await appender.drained();
     expect(calls.sent.map((c) => c.snapshot)).toEqual([true, true, false, true]);
+  });
+
+  it('renews the TTL only when due and the owner index only when the status time moved, and tells when a batch is stored', async () => {
+    const { calls, record, appender, stored } = setUp();
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('working');
+    await turn();
+    calls.sent[1].resolve(1);
+    record.toolFrame({ toolCallId: 'c1', name: 'clock', phase: 'started', args: {} });
+    record.toolFrame({ toolCallId: 'c1', name: 'clock', phase: 'completed', result: '12:00' });
+    await turn();
+    calls.sent[2].resolve(1);
+    record.complete('done');
+    await turn();
+    calls.sent[3].resolve(1);
+    await appender.drained();
+    // ARGV (0-based here): 6 answer, 8 owner index member, 9 time to live, 10 whether the PUBLISH carries the events.
+    expect(calls.sent.map((c) => c.args[9])).toEqual([60_000, '', '', '']);
+    expect(calls.sent[0].args[8]).toBe('t1');
+    // Tool frames leave the status (and its time) as it was: no index write.
+    expect(calls.sent[2].args[8]).toBe('');
+    expect(calls.sent.map((c) => c.args[6])).toEqual(['', '', '', 'done']);
+    expect(calls.sent.map((c) => c.args[10])).toEqual(['1', '1', '1', '1']);
+    expect(stored).toEqual([
+      { seq: 1, published: [1] },
+      { seq: 2, published: [2] },
+      { seq: 4, published: [3, 4] },
+      { seq: record.lastSeq, published: [5, 6].slice(0, record.lastSeq - 4) },
+    ]);
+    expect(appender.storedSeq).toBe(record.lastSeq);
   });
 
   it('keeps the events while Redis fails and sends them again in order, once, when it returns', async () => {
@@ -128,5 +169,32 @@ describe('RedisTaskAppender', () => {
     await drained;
     expect(calls.stored).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
     expect(record.status.message?.parts[0].content).toEqual({ $case: 'text', value: overflows[0] });
+  });
+
+  it('a backlog past maxEventsPerTask built during one healthy round trip is no outage: no failure, all stored', async () => {
+    const { calls, record, appender, overflows } = setUp(20);
+    await turn();
+    // The first call is still on its way while the run writes 30 events.
+    for (let i = 0; i < 30; i++) record.narrate(`step ${i}`);
+    await turn();
+    calls.sent[0].resolve(1);
+    await turn();
+    calls.sent[1].resolve(1);
+    await appender.drained();
+    expect(overflows).toEqual([]);
+    expect(record.isTerminal).toBe(false);
+    expect(calls.stored).toEqual(Array.from({ length: 31 }, (_, i) => i + 1));
+  });
+
+  it('a backlog past maxEventsPerTask fails the task once the call in flight fails (Redis gone)', async () => {
+    const { calls, record, overflows } = setUp(20);
+    await turn();
+    for (let i = 0; i < 30; i++) record.narrate(`step ${i}`);
+    await turn();
+    expect(overflows).toEqual([]);
+    calls.sent[0].reject(new Error('Connection is closed.'));
+    await turn();
+    expect(overflows).toHaveLength(1);
+    expect(record.isTerminal).toBe(true);
   });
 });

@@ -4,13 +4,15 @@ import type { TaskRecord } from '../task-record';
 
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
- * head (and, when given, its snapshot) and listing in the same step; then tells followers
- * (PUBLISH the last seq). Events already stored (a batch sent again after a lost reply) are
- * skipped, so a retry never stores one twice.
+ * head (and, when given, its snapshot and answer) in the same step; then tells followers on
+ * other instances (PUBLISH the last seq and state, and the batch's events when it is small).
+ * Events already stored (a batch sent again after a lost reply) are skipped, so a retry never
+ * stores one twice. The keys' time to live and the owner index are written only when the
+ * writer says they are due (not on every batch: each is one more command inside Redis).
  * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
- * snapshot ('' = unchanged), answer ('' = none), channel, owner index member, time to live while
- * running, the batch's events as followers read them from the PUBLISH ('' = too large: they read
- * the stream), then (seq, flags, json) per event.
+ * snapshot ('' = unchanged), answer ('' = unchanged), channel, owner index member ('' = index
+ * unchanged), time to live while running ('' = not due), '1' when the PUBLISH carries the
+ * batch's events ('' = too large: followers read the stream), then (seq, flags, json) per event.
  */
 export const APPEND_SCRIPT = `
 local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
@@ -22,15 +24,28 @@ for i = 12, #ARGV, 3 do
   end
 end
 local last = math.max(stored, tonumber(ARGV[5]))
-redis.call('HSET', KEYS[1], 'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', last)
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'snapshot', ARGV[6], 'snapshotSeq', ARGV[5]) end
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'answer', ARGV[7]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[10])
-redis.call('PEXPIRE', KEYS[2], ARGV[10])
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9])
-local message = last .. ' ' .. ARGV[3]
-if ARGV[11] ~= '' then message = message .. string.char(10) .. ARGV[11] end
-redis.call('PUBLISH', ARGV[8], message)
+local fields = {'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', last}
+if ARGV[6] ~= '' then
+  fields[#fields + 1] = 'snapshot'
+  fields[#fields + 1] = ARGV[6]
+  fields[#fields + 1] = 'snapshotSeq'
+  fields[#fields + 1] = ARGV[5]
+end
+if ARGV[7] ~= '' then
+  fields[#fields + 1] = 'answer'
+  fields[#fields + 1] = ARGV[7]
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+if ARGV[10] ~= '' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[10])
+  redis.call('PEXPIRE', KEYS[2], ARGV[10])
+end
+if ARGV[9] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9]) end
+local lines = {last .. ' ' .. ARGV[3]}
+if ARGV[11] ~= '' then
+  for i = 12, #ARGV, 3 do lines[#lines + 1] = ARGV[i] .. ' ' .. ARGV[i + 1] .. ' ' .. ARGV[i + 2] end
+end
+redis.call('PUBLISH', ARGV[8], table.concat(lines, string.char(10)))
 return 1
 `;
 
@@ -49,6 +64,15 @@ export interface AppenderOptions {
   warn: (message: string) => void;
   /** Too many events waited for an unreachable Redis: the task must end (failed) and its run stop. */
   onOverflow: (reason: string) => void;
+  /** The newest seq already in Redis when the appender starts (a task taken over goes on from it). */
+  storedSeq?: number;
+  /**
+   * A batch reached Redis: followers on this instance may have it now, and get its events as
+   * followers elsewhere get them from the PUBLISH (undefined when too large: they read them).
+   */
+  onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
+  /** Another writer holds the lease now: nothing this appender sends is stored any more. */
+  onLeaseLost?: () => void;
 }
 
 /** Events per script call at most: a long backlog (after an outage) goes in several. */
@@ -57,6 +81,8 @@ const MAX_BATCH = 2_000;
 const MAX_PUBLISHED_BYTES = 64 * 1024;
 /** A snapshot is stored at least this often while events flow (and on every state change). */
 const SNAPSHOT_EVERY_MS = 1_000;
+/** The keys' time to live is renewed when this share of it has passed since the last renewal. */
+const TTL_RENEW_SHARE = 1 / 8;
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2_000;
 
@@ -68,8 +94,9 @@ const RETRY_MAX_MS = 2_000;
  * readers take it with the seq it was made at and read the events after that from the stream.
  *
  * While Redis is unreachable, the events wait here, in order, and go out when it returns (no
- * gap, no duplicate: the script skips what is already stored). At most maxEventsPerTask wait:
- * past that the task fails (onOverflow), and its last events still wait for Redis.
+ * gap, no duplicate: the script skips what is already stored). At most maxEventsPerTask wait
+ * for an unreachable Redis: past that the task fails (onOverflow), and its last events still
+ * wait for it. While Redis answers, the backlog is what the run wrote during one round trip.
  */
 export class RedisTaskAppender {
   private readonly pending: TaskEvent[] = [];
@@ -82,12 +109,27 @@ export class RedisTaskAppender {
   private snapshotState?: TaskState;
   private snapshotAt = 0;
   private eventsSinceSnapshot = 0;
+  private ttlRenewedAt = Number.NEGATIVE_INFINITY;
+  private indexedStatusTime?: number;
+  private storedAnswer?: string;
+  private leaseLost = false;
   private readonly waiters: (() => void)[] = [];
+  /** The newest seq Redis holds from this writer (or from before it, see AppenderOptions.storedSeq). */
+  storedSeq: number;
+  /** The task's state as of the newest stored batch (undefined until one is stored). */
+  storedState?: TaskState;
 
   /** The task, set right after it is made (it appends its first event while being made). */
   record!: TaskRecord;
 
-  constructor(private readonly options: AppenderOptions) {}
+  constructor(private readonly options: AppenderOptions) {
+    this.storedSeq = options.storedSeq ?? 0;
+  }
+
+  /** Whether another writer took the lease over (this one's batches are refused). */
+  get lost(): boolean {
+    return this.leaseLost;
+  }
 
   /** Events not yet stored. */
   get backlog(): number {
@@ -96,14 +138,22 @@ export class RedisTaskAppender {
 
   enqueue(event: TaskEvent): void {
     this.pending.push(event);
-    if (this.pending.length > this.options.maxEventsPerTask && !this.overflowed && !this.record.isTerminal) {
-      this.overflowed = true;
-      // Not from inside the record's own append (this runs in its onEvent).
-      queueMicrotask(() =>
-        this.options.onOverflow(`the task store (Redis) was unreachable while the run wrote ${this.pending.length} events, more than maxEventsPerTask (${this.options.maxEventsPerTask}) can wait for it`),
-      );
-    }
+    this.checkOverflow();
     this.schedule();
+  }
+
+  /**
+   * Past maxEventsPerTask waiting while Redis is unreachable (the last call failed), the task
+   * must end. A backlog that only built up during one healthy round trip (a run writing faster
+   * than a call returns) is no outage: it goes out with the next call.
+   */
+  private checkOverflow(): void {
+    if (!this.outage || this.pending.length <= this.options.maxEventsPerTask || this.overflowed || this.record.isTerminal) return;
+    this.overflowed = true;
+    // Not from inside the record's own append (enqueue runs in its onEvent).
+    queueMicrotask(() =>
+      this.options.onOverflow(`the task store (Redis) was unreachable while the run wrote ${this.pending.length} events, more than maxEventsPerTask (${this.options.maxEventsPerTask}) can wait for it`),
+    );
   }
 
   /** Resolves once every event enqueued so far is stored (or at once when none waits). */
@@ -148,42 +198,61 @@ export class RedisTaskAppender {
     // The snapshot describes the task at its newest event: only a batch that ends there can carry it.
     const withSnapshot = this.pending.length === 0 && last === task.lastSeq && this.snapshotDue(task, batch.length);
     const state = task.state;
+    const statusTime = task.statusTime;
+    const answer = task.answerText;
+    const now = Date.now();
+    // The keys' expiry, the owner index and the answer go only when due or changed (see APPEND_SCRIPT).
+    const renewTtl = now - this.ttlRenewedAt >= this.options.runningTtlMs * TTL_RENEW_SHARE;
+    const index = statusTime !== this.indexedStatusTime;
     const args: (string | number)[] = [
       this.options.lease,
       this.options.maxEventsPerTask,
       taskStateToJSON(state),
-      task.statusTime,
+      statusTime,
       last,
       withSnapshot ? JSON.stringify(Task.toJSON(task.snapshot())) : '',
-      task.answerText ?? '',
+      answer !== undefined && answer !== this.storedAnswer ? answer : '',
       this.options.channel,
-      this.options.ownerMember,
-      this.options.runningTtlMs,
+      index ? this.options.ownerMember : '',
+      renewTtl ? this.options.runningTtlMs : '',
       '',
     ];
     let bytes = 0;
     for (const event of batch) {
-      args.push(event.seq, `${event.isToolFrame ? 't' : ''}${event.terminal ? 'e' : ''}-`, event.json);
+      args.push(event.seq, event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-', event.json);
       bytes += event.json.length;
     }
     // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
-    if (bytes <= MAX_PUBLISHED_BYTES) args[10] = batch.map((e, i) => `${e.seq} ${args[12 + 3 * i]} ${e.json}`).join('\n');
+    const published = bytes <= MAX_PUBLISHED_BYTES;
+    if (published) args[10] = '1';
     try {
       const held = await this.options.append(this.options.keys, args);
       if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);
       this.outage = false;
       this.retryMs = RETRY_FIRST_MS;
-      if (held !== 1) this.options.warn(`task ${task.id}: the lease is held by another writer; ${batch.length} event(s) were not stored`);
-      else if (withSnapshot) {
-        this.snapshotState = state;
-        this.snapshotAt = Date.now();
-        this.eventsSinceSnapshot = 0;
-      } else this.eventsSinceSnapshot += batch.length;
+      if (held !== 1) {
+        if (!this.leaseLost) this.options.warn(`task ${task.id}: the lease is held by another writer; ${batch.length} event(s) were not stored`);
+        this.leaseLost = true;
+        this.options.onLeaseLost?.();
+      } else {
+        if (renewTtl) this.ttlRenewedAt = now;
+        if (index) this.indexedStatusTime = statusTime;
+        if (answer !== undefined) this.storedAnswer = answer;
+        if (withSnapshot) {
+          this.snapshotState = state;
+          this.snapshotAt = now;
+          this.eventsSinceSnapshot = 0;
+        } else this.eventsSinceSnapshot += batch.length;
+        if (last > this.storedSeq) this.storedSeq = last;
+        this.storedState = state;
+        this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
+      }
     } catch (err) {
       // Back at the front, in order; tried again after a pause that grows while Redis stays away.
       this.pending.unshift(...batch);
       if (!this.outage) this.options.warn(`task ${task.id}: storing events in Redis failed (${err instanceof Error ? err.message : String(err)}); they wait and go out when it returns`);
       this.outage = true;
+      this.checkOverflow();
       this.sending = false;
       this.retry = setTimeout(() => {
         this.retry = undefined;

@@ -51,6 +51,19 @@ const READ_BATCH = 512;
 /** Published events a follower keeps (so that a follower a little behind still needs no XRANGE). */
 const TAIL_EVENTS = 512;
 
+/** A task this instance writes. */
+interface Written {
+  record: TaskRecord;
+  lease: string;
+  appender: RedisTaskAppender;
+  /**
+   * Replicas on this instance that follow it: handed each batch by the appender once it is
+   * stored, and reading older events from the record's log, not through the PUBLISH and the
+   * stream (this instance does not subscribe to its own tasks' channels while it holds their lease).
+   */
+  local: Set<RedisTaskReplica>;
+}
+
 interface Head {
   id: string;
   contextId: string;
@@ -76,7 +89,7 @@ export class RedisTaskStore extends TaskStore {
   private readonly claims = new Map<string, string>();
   private readonly subscriber: Redis;
   /** Tasks written here (until they expire here), by id. */
-  private readonly written = new Map<string, { record: TaskRecord; lease: string; appender: RedisTaskAppender }>();
+  private readonly written = new Map<string, Written>();
   /** Followed replicas by channel. */
   private readonly watchers = new Map<string, Set<RedisTaskReplica>>();
   /** Expiries on their way to Redis (close waits for them). */
@@ -215,13 +228,14 @@ export class RedisTaskStore extends TaskStore {
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
-    return this.register(init.id, owner, lease, (onEvent) =>
+    return this.register(init.id, owner, lease, 0, (onEvent) =>
       new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
     );
   }
 
   /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
-  private register(id: string, owner: string, lease: string, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+  private register(id: string, owner: string, lease: string, storedSeq: number, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+    const local = new Set<RedisTaskReplica>();
     const appender = new RedisTaskAppender({
       lease,
       keys: [this.key('task', id), this.key('events', id), this.key('owner', owner)],
@@ -232,11 +246,53 @@ export class RedisTaskStore extends TaskStore {
       append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
+      storedSeq,
+      onStored: (seq, state, published) => {
+        for (const replica of local) replica.advance(seq, state, published);
+      },
+      onLeaseLost: () => this.followThroughRedis(entry),
     });
     const record = makeRecord((event) => appender.enqueue(event));
     appender.record = record;
-    this.written.set(id, { record, lease, appender });
+    const entry: Written = { record, lease, appender, local };
+    this.written.set(id, entry);
+    // Replicas that began following before this instance took the task (a queued run) follow it here from now on.
+    const channel = this.key('channel', id);
+    const watching = this.watchers.get(channel);
+    if (watching) {
+      this.watchers.delete(channel);
+      this.subscribed.delete(channel);
+      this.subscriber.unsubscribe(channel).catch(() => undefined);
+      for (const replica of watching) this.watchLocally(replica, entry);
+    }
     return record;
+  }
+
+  /**
+   * The writer here lost the task (its lease, or the task expired here: call it once `writing`
+   * no longer returns the entry): its replicas follow the task through Redis again.
+   */
+  private followThroughRedis(entry: Written): void {
+    const replicas = [...entry.local];
+    entry.local.clear();
+    for (const replica of replicas) this.watch(replica);
+  }
+
+  /** A replica of a task written here: its stored events come from the appender and the record's log. */
+  private watchLocally(replica: RedisTaskReplica, entry: Written): void {
+    if (entry.local.has(replica)) return;
+    entry.local.add(replica);
+    // What was stored before it was told of it (or before this instance took the task over).
+    const { storedSeq, storedState } = entry.appender;
+    queueMicrotask(() => {
+      if (entry.local.has(replica)) replica.advance(storedSeq, storedState ?? replica.state);
+    });
+  }
+
+  /** The writer's entry while this instance holds the task's lease. */
+  private writing(id: string): Written | undefined {
+    const entry = this.written.get(id);
+    return entry && !entry.appender.lost ? entry : undefined;
   }
 
   /** A task this instance writes, as it is now (tests, metrics). */
@@ -334,7 +390,8 @@ export class RedisTaskStore extends TaskStore {
     const work = finish()
       .catch((err: unknown) => this.logger.error(`expiring task ${id} in Redis failed: ${err instanceof Error ? err.message : String(err)}`))
       .finally(() => {
-        this.written.delete(id);
+        if (entry && this.written.get(id) === entry) this.written.delete(id);
+        if (entry) this.followThroughRedis(entry);
         this.pendingWork.delete(work);
       });
     this.pendingWork.add(work);
@@ -363,8 +420,19 @@ export class RedisTaskStore extends TaskStore {
     await Promise.all([...this.written.values()].map((entry) => entry.appender.drained()));
   }
 
-  /** Events read from the task's stream after `after`, at most `count`. */
+  /**
+   * Events read from the task's stream after `after`, at most `count`: from the record's log
+   * when this instance writes the task and still holds them (only those already stored, so a
+   * reader here sees nothing that a reader elsewhere could miss).
+   */
   async read(id: string, after: number, count = READ_BATCH): Promise<TaskEvent[]> {
+    const entry = this.writing(id);
+    if (entry && entry.record.log.retainsAfter(after)) {
+      const events: TaskEvent[] = [];
+      const to = Math.min(entry.appender.storedSeq, after + count);
+      for (let seq = after + 1; seq <= to; seq++) events.push(entry.record.log.get(seq) as TaskEvent);
+      return events;
+    }
     const entries = (await this.redis.xrange(this.key('events', id), `${after + 1}-1`, '+', 'COUNT', count)) as [string, string[]][];
     return entries.map(([entryId, fields]) => {
       const seq = Number(entryId.slice(0, entryId.indexOf('-')));
@@ -374,6 +442,8 @@ export class RedisTaskStore extends TaskStore {
   }
 
   watch(replica: RedisTaskReplica): void {
+    const entry = this.writing(replica.id);
+    if (entry) return this.watchLocally(replica, entry);
     const channel = this.key('channel', replica.id);
     let set = this.watchers.get(channel);
     if (!set) {
@@ -417,6 +487,7 @@ export class RedisTaskStore extends TaskStore {
   }
 
   unwatch(replica: RedisTaskReplica): void {
+    if (this.written.get(replica.id)?.local.delete(replica)) return;
     const channel = this.key('channel', replica.id);
     const set = this.watchers.get(channel);
     if (!set?.delete(replica) || set.size > 0) return;
@@ -508,7 +579,11 @@ export class RedisTaskStore extends TaskStore {
     // frames after it say which tools are open now; numbering goes on after the newest event.
     const lastSeq = Number(hash.lastSeq ?? head.lastSeq);
     const laterToolArtifacts = await this.toolArtifactsAfter(id, head.lastSeq, lastSeq);
-    const record = this.register(id, ownerKey(head.owner), lease, (onEvent) =>
+    // A queued task holds only the Task its front wrote (event 1, made from the snapshot stored
+    // with it): the writer's record holds it too, so a resume from before the take-over
+    // (Last-Event-ID 0) replays events here as on any other instance, not a snapshot.
+    const events = from === 'queued' && lastSeq === 1 && head.lastSeq === 1 ? [new TaskEvent(1, { payload: { $case: 'task', value: head.snapshot } })] : undefined;
+    const record = this.register(id, ownerKey(head.owner), lease, lastSeq, (onEvent) =>
       new TaskRecord({
         id,
         contextId: head.contextId,
@@ -518,7 +593,7 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
-        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts },
+        resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts, events },
       }),
     );
     if (leaseMs > 0) this.runLeases.add(id);
@@ -565,6 +640,18 @@ export class RedisTaskStore extends TaskStore {
     return this.runLeases.size;
   }
 
+
+  /**
+   * Where a follower whose next events Redis no longer holds starts again: the stored snapshot,
+   * if newer than its cursor and the follower is at most twice maxEventsPerTask behind the newest
+   * event (as far as an in-memory task's log waits for a listener); undefined: it is cut.
+   */
+  async restartPoint(id: string, cursor: number): Promise<Head | undefined> {
+    const hash = await this.redis.hgetall(this.key('task', id));
+    const head = readHead(hash, null);
+    if (!head || head.lastSeq <= cursor || Number(hash.lastSeq) - cursor > 2 * this.options.maxEventsPerTask) return undefined;
+    return head;
+  }
 
   private async heads(ids: string[]): Promise<(Head | undefined)[]> {
     const pipeline = this.redis.pipeline();
@@ -705,6 +792,23 @@ export class RedisTaskReplica implements TaskView {
     if (this.listeners.size === 0 && this.onSettled.length === 0) this.store.unwatch(this);
   }
 
+  /**
+   * Hands the listener the stored snapshot as a Task event (see restartPoint: 'sent'); 'wait'
+   * while the listener takes nothing (it is pumped again when it does); 'none': it is cut.
+   */
+  private async restartFromSnapshot(listener: TaskListener): Promise<'sent' | 'wait' | 'none'> {
+    const head = await this.store.restartPoint(this.id, listener.cursor);
+    if (!this.listeners.has(listener)) return 'wait';
+    if (!head) return 'none';
+    if (listener.ready && !listener.ready()) return 'wait';
+    // A terminal snapshot ends the stream: the status update it holds is the last event.
+    const terminal = isTerminalState(head.state);
+    listener.cursor = head.lastSeq;
+    if (head.lastSeq > this.lastSeq) this.lastSeq = head.lastSeq;
+    listener.push(new TaskEvent(head.lastSeq, { payload: { $case: 'task', value: head.snapshot } }, false, terminal));
+    return 'sent';
+  }
+
   /** Reads and hands over the events after the listener's cursor, while it is ready. */
   private async pump(listener: TaskListener): Promise<void> {
     if (this.pumping.has(listener)) {
@@ -720,9 +824,13 @@ export class RedisTaskReplica implements TaskView {
           const events = this.fromTail(listener.cursor) ?? (await this.store.read(this.id, listener.cursor));
           if (events.length === 0) break;
           if (events[0].seq !== listener.cursor + 1) {
-            this.listeners.delete(listener);
-            listener.overrun();
-            return;
+            // The writer outran this stream past what Redis keeps (maxEventsPerTask): the stream
+            // goes on from the task as stored now (a Task snapshot), then the live events, as a
+            // resume from a dropped event does; one more than twice the cap behind is cut, as in memory.
+            const restarted = await this.restartFromSnapshot(listener);
+            if (restarted === 'none' && this.listeners.delete(listener)) listener.overrun();
+            if (restarted !== 'sent') return;
+            continue;
           }
           for (const event of events) {
             if (!this.listeners.has(listener)) return;
