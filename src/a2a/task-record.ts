@@ -82,6 +82,15 @@ export interface SnapshotOptions {
   includeArtifacts?: boolean;
 }
 
+/** An event's weight in the log: its JSON's length. */
+const eventBytes = (event: TaskEvent): number => event.json.length;
+
+/**
+ * Listeners being pumped (a listener follows one task): one set for every task rather than a
+ * WeakSet per task, which each of the 10,000 retained finished tasks would keep.
+ */
+const PUMPING = new WeakSet<TaskListener>();
+
 /**
  * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
  * events its streams carry. Each change appends its events and hands them to the live listeners;
@@ -99,27 +108,26 @@ export class TaskRecord implements TaskView, TaskWriter {
   answerText?: string;
   /** The answer streamed so far, and whether its last piece came. */
   private streamedAnswer: { text: string; last: boolean } | undefined;
-  /** Resolves once the task is in a terminal state. */
-  readonly settled: Promise<void>;
+  private settledPromise?: Promise<void>;
 
   private readonly history: Message[];
   /** The answer and open tools' artifacts, then finished tools' artifacts, oldest first. */
   private readonly artifacts = new Map<string, Artifact>();
+  // The collections below are made on first use: a task without tool calls, streams that attach
+  // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
-  private readonly finishedArtifacts = new Set<string>();
+  private finishedArtifacts?: Set<string>;
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /** Tools started and not yet finished: closed as failed if the task ends first. */
-  private readonly openTools = new Map<string, string>();
+  private openTools?: Map<string, string>;
   private readonly listeners = new Set<TaskListener>();
   /** Cursors whose following events must stay in the log whatever its capacity. */
-  private readonly holds = new Set<{ cursor: number }>();
-  private readonly pumping = new WeakSet<TaskListener>();
-  private readonly onSettled: (() => void)[] = [];
-  private resolveSettled!: () => void;
+  private holds?: Set<{ cursor: number }>;
+  private onSettled?: (() => void)[];
   /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
-  private readonly artifactWeights = new Map<string, number>();
+  private artifactWeights?: Map<string, number>;
   private artifactBytes = 0;
 
   constructor(init: TaskRecordInit) {
@@ -129,14 +137,13 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
     for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
-    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     if (init.resumed) this.restore(init.resumed);
     else this.append({ payload: { $case: 'task', value: this.snapshot() } });
   }
@@ -152,14 +159,21 @@ export class TaskRecord implements TaskView, TaskWriter {
       this.artifacts.set(artifact.artifactId, artifact);
       if (artifact.name !== TOOL_CALL_V1_ARTIFACT_NAME) continue;
       const frame = parseToolCall(artifact.parts);
-      if (frame?.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
+      if (frame?.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
       else if (frame) {
-        this.openTools.delete(frame.toolCallId);
-        this.finishedArtifacts.delete(artifact.artifactId);
-        this.finishedArtifacts.add(artifact.artifactId);
+        this.openTools?.delete(frame.toolCallId);
+        const finished = (this.finishedArtifacts ??= new Set());
+        finished.delete(artifact.artifactId);
+        finished.add(artifact.artifactId);
       }
     }
     if (this.isTerminal) this.settle();
+  }
+
+  /** Resolves once the task is in a terminal state. */
+  get settled(): Promise<void> {
+    this.settledPromise ??= new Promise((resolve) => this.whenSettled(resolve));
+    return this.settledPromise;
   }
 
   get state(): TaskState {
@@ -185,7 +199,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Runs once the task settles (at once if it already has). */
   whenSettled(callback: () => void): void {
     if (this.isTerminal) callback();
-    else this.onSettled.push(callback);
+    else (this.onSettled ??= []).push(callback);
   }
 
   /** A narration line: a WORKING status update whose message is the line. */
@@ -207,8 +221,8 @@ export class TaskRecord implements TaskView, TaskWriter {
       artifact = this.toolFrameArtifact(frame);
       event = this.toolFrameEvent(frame, artifact);
     }
-    if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
-    else this.openTools.delete(frame.toolCallId);
+    if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
+    else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
     this.keepToolArtifact(artifact, event.json.length, frame.phase !== 'started');
   }
@@ -306,9 +320,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   hold(cursor: number): () => void {
     const hold = { cursor };
-    this.holds.add(hold);
+    (this.holds ??= new Set()).add(hold);
     return () => {
-      if (this.holds.delete(hold)) this.trim();
+      if (this.holds?.delete(hold)) this.trim();
     };
   }
 
@@ -322,7 +336,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** The events after this are still needed: by a hold, or by a listener that is behind. */
   private keepAfter(): number {
     let min = Number.POSITIVE_INFINITY;
-    for (const hold of this.holds) min = Math.min(min, hold.cursor);
+    if (this.holds) for (const hold of this.holds) min = Math.min(min, hold.cursor);
     for (const listener of this.listeners) min = Math.min(min, listener.cursor);
     return min;
   }
@@ -345,6 +359,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private closeOpenTools(error: string): void {
+    if (!this.openTools?.size) return;
     const timestamp = new Date().toISOString();
     for (const [toolCallId, name] of [...this.openTools]) {
       this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
@@ -378,18 +393,20 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private keepToolArtifact(artifact: Artifact, weight: number, finished: boolean): void {
     const id = artifact.artifactId;
-    this.artifactBytes += weight - (this.artifactWeights.get(id) ?? 0);
-    this.artifactWeights.set(id, weight);
+    const weights = (this.artifactWeights ??= new Map());
+    this.artifactBytes += weight - (weights.get(id) ?? 0);
+    weights.set(id, weight);
     this.artifacts.set(id, artifact);
     if (!finished) return;
-    this.finishedArtifacts.delete(id);
-    this.finishedArtifacts.add(id);
-    for (const oldest of this.finishedArtifacts) {
-      if (this.finishedArtifacts.size <= this.maxFinishedTools) break;
-      this.finishedArtifacts.delete(oldest);
+    const finishedIds = (this.finishedArtifacts ??= new Set());
+    finishedIds.delete(id);
+    finishedIds.add(id);
+    for (const oldest of finishedIds) {
+      if (finishedIds.size <= this.maxFinishedTools) break;
+      finishedIds.delete(oldest);
       this.artifacts.delete(oldest);
-      this.artifactBytes -= this.artifactWeights.get(oldest) ?? 0;
-      this.artifactWeights.delete(oldest);
+      this.artifactBytes -= weights.get(oldest) ?? 0;
+      weights.delete(oldest);
     }
   }
 
@@ -444,8 +461,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (this.pumping.has(listener)) return;
-    this.pumping.add(listener);
+    if (PUMPING.has(listener)) return;
+    PUMPING.add(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
         if (listener.ready && !listener.ready()) return;
@@ -456,14 +473,15 @@ export class TaskRecord implements TaskView, TaskWriter {
         listener.push(event);
       }
     } finally {
-      this.pumping.delete(listener);
+      PUMPING.delete(listener);
     }
   }
 
   private settle(): void {
-    this.openTools.clear();
-    this.resolveSettled();
-    for (const callback of this.onSettled.splice(0)) callback();
+    this.openTools = undefined;
+    const callbacks = this.onSettled;
+    this.onSettled = undefined;
+    if (callbacks) for (const callback of callbacks) callback();
   }
 }
 
