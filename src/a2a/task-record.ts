@@ -1,5 +1,12 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
-import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, parseToolCall, type ToolCallArtifactData } from '../extensions';
+import {
+  TOOL_CALL_V1_ARTIFACT_NAME,
+  TOOL_CALL_V1_MIME_TYPE,
+  TOOL_CALL_V1_PART_MEDIA_TYPE,
+  emitToolCall,
+  parseToolCall,
+  type ToolCallArtifactData,
+} from '../extensions';
 import { EventLog } from './event-log';
 import { TaskEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
@@ -83,7 +90,7 @@ export interface SnapshotOptions {
 }
 
 /** An event's weight in the log: its JSON's length. */
-const eventBytes = (event: TaskEvent): number => event.json.length;
+const eventBytes = (event: TaskEvent): number => event.jsonLength;
 
 /**
  * Listeners being pumped (a listener follows one task): one set for every task rather than a
@@ -111,8 +118,11 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledPromise?: Promise<void>;
 
   private readonly history: Message[];
-  /** The answer and open tools' artifacts, then finished tools' artifacts, oldest first. */
-  private readonly artifacts = new Map<string, Artifact>();
+  /**
+   * The answer and open tools' artifacts, then finished tools' artifacts, oldest first. A tool's
+   * artifact is kept as its frame and built only for a snapshot (snapshots are rare, frames are not).
+   */
+  private readonly artifacts = new Map<string, Artifact | ToolCallArtifactData>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
@@ -129,6 +139,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
   private artifactWeights?: Map<string, number>;
   private artifactBytes = 0;
+  /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
+  private toolEventHead?: string;
 
   constructor(init: TaskRecordInit) {
     this.id = init.id;
@@ -211,20 +223,18 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
-    let artifact = this.toolFrameArtifact(frame);
     let event: TaskEvent;
     try {
-      event = this.toolFrameEvent(frame, artifact);
+      event = this.toolFrameEvent(frame);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      artifact = this.toolFrameArtifact(frame);
-      event = this.toolFrameEvent(frame, artifact);
+      event = this.toolFrameEvent(frame);
     }
     if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
     else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
-    this.keepToolArtifact(artifact, event.json.length, frame.phase !== 'started');
+    this.keepToolArtifact(frame, event.jsonLength);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
@@ -293,7 +303,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       id: this.id,
       contextId: this.contextId,
       status: this.status,
-      artifacts: includeArtifacts ? [...this.artifacts.values()] : [],
+      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => ('artifactId' in a ? a : toolArtifact(a))) : [],
       history,
       metadata: undefined,
     };
@@ -391,16 +401,17 @@ export class TaskRecord implements TaskView, TaskWriter {
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
    * task runs; every frame is still in the event log for replay).
    */
-  private keepToolArtifact(artifact: Artifact, weight: number, finished: boolean): void {
-    const id = artifact.artifactId;
+  private keepToolArtifact(frame: ToolCallArtifactData, weight: number): void {
+    const id = toolArtifactId(frame.toolCallId);
     const weights = (this.artifactWeights ??= new Map());
     this.artifactBytes += weight - (weights.get(id) ?? 0);
     weights.set(id, weight);
-    this.artifacts.set(id, artifact);
-    if (!finished) return;
+    this.artifacts.set(id, frame);
+    if (frame.phase === 'started') return;
     const finishedIds = (this.finishedArtifacts ??= new Set());
     finishedIds.delete(id);
     finishedIds.add(id);
+    if (finishedIds.size <= this.maxFinishedTools) return;
     for (const oldest of finishedIds) {
       if (finishedIds.size <= this.maxFinishedTools) break;
       finishedIds.delete(oldest);
@@ -430,30 +441,20 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.onEvent?.(event, this);
     this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
+    this.log.get(event.seq - LIVE_EVENTS)?.compact();
   }
 
-  private toolFrameArtifact(frame: ToolCallArtifactData): Artifact {
-    return {
-      artifactId: `tool-call-${frame.toolCallId}`,
-      name: TOOL_CALL_V1_ARTIFACT_NAME,
-      description: '',
-      parts: [emitToolCall(frame)],
-      metadata: undefined,
-      extensions: [],
-    };
-  }
-
-  private toolFrameEvent(frame: ToolCallArtifactData, artifact: Artifact): TaskEvent {
-    return new TaskEvent(
-      this.log.nextSeq,
-      {
-        payload: {
-          $case: 'artifactUpdate',
-          value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: frame.phase !== 'started', metadata: undefined },
-        },
-      },
-      true,
-    );
+  /**
+   * The frame's event, serialised by hand: exactly the JSON `StreamResponse.toJSON` gives for
+   * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
+   * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
+   */
+  private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
+    this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
+    const json =
+      `${this.toolEventHead}${JSON.stringify(toolArtifactId(frame.toolCallId))},"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":${JSON.stringify(frame)},${TOOL_PART_TAIL_JSON}]}` +
+      `${frame.phase === 'started' ? '' : ',"lastChunk":true'}}}`;
+    return new TaskEvent(this.log.nextSeq, json, true);
   }
 
   /**
@@ -483,6 +484,28 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.onSettled = undefined;
     if (callbacks) for (const callback of callbacks) callback();
   }
+}
+
+/** The newest events keep their JSON as a string (live delivery); older ones are compacted (see TaskEvent.compact). */
+const LIVE_EVENTS = 256;
+
+const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
+const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
+
+function toolArtifactId(toolCallId: string): string {
+  return `tool-call-${toolCallId}`;
+}
+
+/** A tool's artifact, holding one frame (its latest phase). */
+export function toolArtifact(frame: ToolCallArtifactData): Artifact {
+  return {
+    artifactId: toolArtifactId(frame.toolCallId),
+    name: TOOL_CALL_V1_ARTIFACT_NAME,
+    description: '',
+    parts: [emitToolCall(frame)],
+    metadata: undefined,
+    extensions: [],
+  };
 }
 
 function withUnserializableNoted(frame: ToolCallArtifactData, err: unknown): ToolCallArtifactData {
