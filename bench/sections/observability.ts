@@ -71,6 +71,22 @@ function cases(quick: boolean): Case[] {
   ];
 }
 
+const SCRAPE_SAMPLES = 20;
+
+/** Server CPU per scrape, in ms, three times over SCRAPE_SAMPLES scrapes (the CPU probe's own cost taken off). */
+async function scrapeCpuMs(server: ServerProcess): Promise<Spread> {
+  const url = `${new URL(server.url).origin}/metrics`;
+  const perScrape: number[] = [];
+  for (let rep = 0; rep < 3; rep++) {
+    const a = await server.cpuUs();
+    const probe = (await server.cpuUs()) - a;
+    const b = await server.cpuUs();
+    for (let i = 0; i < SCRAPE_SAMPLES; i++) await scrape(url);
+    perScrape.push(((await server.cpuUs()) - b - probe) / SCRAPE_SAMPLES / 1000);
+  }
+  return spread(perScrape);
+}
+
 async function scrape(metricsUrl: string): Promise<void> {
   const response = await fetch(metricsUrl);
   const body = await response.text();
@@ -110,7 +126,7 @@ export const observabilitySection: BenchSection = {
     const receiver = await OtlpSpanCounter.start();
     const rows: SectionRow[] = [];
     const targets: SectionTarget[] = [];
-    const data: Record<string, Rep[]> = {};
+    const data: Record<string, Rep[] | Spread> = {};
     try {
       for (const mode of MODES) {
         const otel: Record<string, string> = traced(mode) ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint(mode), OTEL_SERVICE_NAME: `toolstream-bench-${mode}` } : {};
@@ -175,6 +191,11 @@ export const observabilitySection: BenchSection = {
             `Spans per task ${fmt(spread(byMode.on.map((r) => r.spansPerTask)), 1)}; load average ${fmt(spread(MODES.flatMap((mode) => byMode[mode].map((r) => r.loadAverage))), 1)}`,
         );
       }
+      // What one scrape costs the server on its own, to weigh the once-per-slice scrapes above.
+      const scrapeMs = await scrapeCpuMs(servers.get('metrics')!);
+      data.scrapeCpuMs = scrapeMs;
+      log(`observability: one /metrics scrape costs the server ${fmt(scrapeMs, 2)} ms of CPU (${SCRAPE_SAMPLES} scrapes of an idle server, per repetition)`);
+      rows.push({ label: 'one /metrics scrape of the metrics-only server, idle (its CPU in ms, not µs)', cells: [scrapeMs, '—', '—', '—', '—', '—'] });
     } finally {
       for (const server of servers.values()) await server.stop();
       await receiver.stop();
