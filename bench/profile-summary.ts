@@ -41,6 +41,20 @@ function pct(part: number, total: number): string {
 /** The profile's self time by area and by function, as markdown tables. */
 export function summariseProfile(profile: CpuProfile, top = 30): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  // The profiler's own stop (node:inspector serialising the profile) is sampled too: left out.
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const profilerOwn = new Map<number, boolean>();
+  const isProfilerOwn = (id: number): boolean => {
+    let own = profilerOwn.get(id);
+    if (own === undefined) {
+      const up = parent.get(id);
+      own = byId.get(id)?.callFrame.url === 'node:inspector' || (up !== undefined && isProfilerOwn(up));
+      profilerOwn.set(id, own);
+    }
+    return own;
+  };
+  let profiler = 0;
   const selfByFn = new Map<string, number>();
   const selfByArea = new Map<string, number>();
   let total = 0;
@@ -52,6 +66,10 @@ export function summariseProfile(profile: CpuProfile, top = 30): string {
     const { functionName, url, lineNumber } = node.callFrame;
     if (functionName === '(idle)') {
       idle += dt;
+      return;
+    }
+    if (isProfilerOwn(id)) {
+      profiler += dt;
       return;
     }
     total += dt;
@@ -66,7 +84,7 @@ export function summariseProfile(profile: CpuProfile, top = 30): string {
       .slice(0, limit)
       .map(([k, us]) => `| ${k.replace(/\|/g, '\\|')} | ${(us / 1000).toFixed(1)} | ${pct(us, total)} |`);
   return [
-    `${(total / 1000).toFixed(0)} ms of CPU sampled (${(idle / 1000).toFixed(0)} ms idle left out).`,
+    `${(total / 1000).toFixed(0)} ms of CPU sampled (${(idle / 1000).toFixed(0)} ms idle and ${(profiler / 1000).toFixed(0)} ms of the profiler's own stop left out).`,
     '',
     '| area (self time) | ms | share |',
     '| --- | --- | --- |',

@@ -120,9 +120,10 @@ async function main(): Promise<void> {
       const cpu0 = await server.cpuUs();
       await server.startProfile();
       const result = await load.run({ url: server.url, ...job });
+      // Before the profile is stopped: serialising it costs the server about as much CPU again.
+      const cpuUs = (await server.cpuUs()) - cpu0;
       const raw = join(rawDir, `${name}${suffix}.cpuprofile`);
       await server.stopProfile(raw);
-      const cpuUs = (await server.cpuUs()) - cpu0;
       if (result.completed !== job.streams) throw new Error(`${name}: ${job.streams - result.completed} streams did not complete: ${result.errors.join('; ')}`);
       const profile = JSON.parse(readFileSync(raw, 'utf8')) as CpuProfile;
       const perTask = `${(cpuUs / job.streams).toFixed(0)} µs of server CPU per task${result.frames ? `, ${(cpuUs / result.frames).toFixed(1)} µs per frame` : ''}`;

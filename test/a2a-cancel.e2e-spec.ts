@@ -4,6 +4,7 @@ import { CLIENT_KINDS, describeEvent, sdkClient, userMessage } from './support/c
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import { parallelWeatherAndClock, slowTool } from './support/scripts';
 import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { STORE_MODES, useStoreMode } from './support/store-modes';
 
 /** Everything a finished task held is released: bus listeners, topic subscriptions, streams. */
 async function expectBaseline(t: ScriptedA2aApp, busBaseline: number): Promise<void> {
@@ -20,13 +21,22 @@ async function firstFrame(reader: AsyncGenerator<SseMessage>): Promise<void> {
   }
 }
 
-describe('cancel and disconnect (e2e)', () => {
+/** The task's state as the store has it (in Redis mode the writer forgets a finished task at once: it lives in Redis). */
+async function stateOf(t: ScriptedA2aApp, id: string): Promise<TaskState | undefined> {
+  return (await t.tasks.find(id, undefined))?.state;
+}
+
+/** One contract, both task stores: in Redis mode each app is one instance of role all on a redis-server of the suite's own. */
+describe.each(STORE_MODES)('cancel and disconnect (e2e, %s store)', (mode) => {
+  const store = useStoreMode(mode);
+  afterAll(() => store.stop());
+
   describe('with cancelOnDisconnect on (the default), after a short grace', () => {
     let t: ScriptedA2aApp;
     let busBaseline: number;
 
     beforeAll(async () => {
-      t = await startScriptedA2aApp(slowTool, { disconnectGraceMs: 100 });
+      t = await startScriptedA2aApp(slowTool, { disconnectGraceMs: 100, ...store.options() });
       busBaseline = t.bus.listenerCount();
     });
     afterAll(async () => {
@@ -68,8 +78,7 @@ describe('cancel and disconnect (e2e)', () => {
       controller.abort();
       await eventually(() => run.settled, 5_000, 'the run to be cancelled');
       expect(t.worker.cancels).toContainEqual({ correlationId: run.id, reason: 'the client disconnected' });
-      const task = t.record(run.id)!;
-      expect(task.state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(await stateOf(t, run.id)).toBe(TaskState.TASK_STATE_CANCELED);
       await expectBaseline(t, busBaseline);
     });
 
@@ -81,7 +90,7 @@ describe('cancel and disconnect (e2e)', () => {
       controller.abort();
       await pending;
       await eventually(() => run.settled, 5_000, 'the run to be cancelled');
-      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      expect(await stateOf(t, run.id)).toBe(TaskState.TASK_STATE_CANCELED);
       await expectBaseline(t, busBaseline);
     });
 
@@ -104,7 +113,7 @@ describe('cancel and disconnect (e2e)', () => {
   });
 
   it('with cancelOnDisconnect off the run goes on, and the client rejoins with SubscribeToTask', async () => {
-    const t = await startScriptedA2aApp(parallelWeatherAndClock, { cancelOnDisconnect: false });
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, { cancelOnDisconnect: false, ...store.options() });
     try {
       t.worker.script = async (run) => {
         run.progress('thinking');
@@ -123,14 +132,14 @@ describe('cancel and disconnect (e2e)', () => {
       const rejoined = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
       expect(rejoined.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
       expect(t.worker.cancels).toEqual([]);
-      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(await stateOf(t, run.id)).toBe(TaskState.TASK_STATE_COMPLETED);
     } finally {
       await t.close();
     }
   });
 
   it('with the default grace, a client that drops and resumes with Last-Event-ID keeps its run; one that never returns is cancelled', async () => {
-    const t = await startScriptedA2aApp(parallelWeatherAndClock, { disconnectGraceMs: 400 });
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, { disconnectGraceMs: 400, ...store.options() });
     try {
       t.worker.script = async (run) => {
         run.progress('thinking');
@@ -149,7 +158,7 @@ describe('cancel and disconnect (e2e)', () => {
       const resumed = await collect(await rpc(t.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }));
       expect(resumed.map((m) => Number(m.id))).toEqual([2, 3, 4, 5, 6]);
       expect(t.worker.cancels).toEqual([]);
-      expect(t.record(run.id)?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(await stateOf(t, run.id)).toBe(TaskState.TASK_STATE_COMPLETED);
 
       t.worker.script = async (run) => {
         run.progress('thinking');
@@ -171,7 +180,7 @@ describe('cancel and disconnect (e2e)', () => {
   });
 
   it('settles the task as CANCELED itself when the runtime never answers the cancel', async () => {
-    const t = await startScriptedA2aApp(slowTool, { cancelTimeoutMs: 50 });
+    const t = await startScriptedA2aApp(slowTool, { cancelTimeoutMs: 50, ...store.options() });
     try {
       const nextRun = t.worker.nextRun();
       const stream = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('search') });

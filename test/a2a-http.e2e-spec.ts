@@ -7,6 +7,7 @@ import { ScriptedWorker } from './support/scripted-worker';
 import { parallelWeatherAndClock } from './support/scripts';
 import { AgentBus } from '../src/runtime';
 import { collect, dataOf, rpc, wireMessage } from './support/sse';
+import { STORE_MODES, useStoreMode } from './support/store-modes';
 
 /** Another route of the embedding application, to check A2A leaves it alone. */
 @Controller('orders')
@@ -20,7 +21,7 @@ class OrdersController {
 @Module({ controllers: [OrdersController] })
 class OrdersModule {}
 
-async function prefixedApp(options: A2aModuleOptions = {}): Promise<{ app: INestApplication; base: string }> {
+async function startPrefixedApp(options: A2aModuleOptions): Promise<{ app: INestApplication; base: string }> {
   const moduleRef = await Test.createTestingModule({ imports: [ScriptedBusModule, A2aModule.forRoot(options), OrdersModule] }).compile();
   const app = moduleRef.createNestApplication({ logger: false, forceCloseConnections: true });
   app.setGlobalPrefix('api');
@@ -31,7 +32,12 @@ async function prefixedApp(options: A2aModuleOptions = {}): Promise<{ app: INest
 
 const frameCount = (messages: { data?: string }[]) => messages.filter((m) => m.data?.includes('tool-call-v1+json')).length;
 
-describe('HTTP details (e2e): card URLs, headers, activation, coexistence', () => {
+/** One contract, both task stores: in Redis mode each app is one instance of role all on a redis-server of the suite's own. */
+describe.each(STORE_MODES)('HTTP details (e2e, %s store): card URLs, headers, activation, coexistence', (mode) => {
+  const store = useStoreMode(mode);
+  afterAll(() => store.stop());
+  const prefixedApp = (options: A2aModuleOptions = {}) => startPrefixedApp({ ...options, ...store.options() });
+
   it('derives the card URLs from the request, global prefix included, and serves A2A under that prefix', async () => {
     const { app, base } = await prefixedApp();
     try {
@@ -83,7 +89,7 @@ describe('HTTP details (e2e): card URLs, headers, activation, coexistence', () =
 
   describe('extension activation and the echo header', () => {
     it('echoes tool-call-v1 in A2A-Extensions on both bindings, and X-A2A-Extensions too for 0.3', async () => {
-      const t = await startScriptedA2aApp(parallelWeatherAndClock);
+      const t = await startScriptedA2aApp(parallelWeatherAndClock, store.options());
       try {
         const headers = { 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI };
         const v1 = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') }, { headers });
@@ -113,7 +119,7 @@ describe('HTTP details (e2e): card URLs, headers, activation, coexistence', () =
     });
 
     it('sends no frames to a client without extension header when toolFramesWhenNoExtensionHeader is off', async () => {
-      const t = await startScriptedA2aApp(parallelWeatherAndClock, { toolFramesWhenNoExtensionHeader: false });
+      const t = await startScriptedA2aApp(parallelWeatherAndClock, { toolFramesWhenNoExtensionHeader: false, ...store.options() });
       try {
         const response = await rpc(t.base, 'SendStreamingMessage', { message: wireMessage('weather') });
         expect(response.headers.get('a2a-extensions')).toBeNull();
@@ -129,7 +135,7 @@ describe('HTTP details (e2e): card URLs, headers, activation, coexistence', () =
   });
 
   it('answers HTTP+JSON in application/a2a+json, honouring historyLength and the ListTasks query', async () => {
-    const t = await startScriptedA2aApp(parallelWeatherAndClock);
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, store.options());
     try {
       const headers = { 'content-type': 'application/a2a+json', 'a2a-version': '1.0' };
       const sent = await fetch(`${t.base}/message:send`, { method: 'POST', headers, body: JSON.stringify({ message: wireMessage('weather') }) });

@@ -8,6 +8,10 @@ import Redis from 'ioredis';
 import { A2aHttpError } from '../src/a2a/a2a-errors';
 import { RedisLiveLimits, type RedisLiveLimitsOptions } from '../src/a2a/store/redis-live-limits';
 import { unavailableIfDown } from '../src/a2a/store/redis-task-store';
+import { createHash } from 'node:crypto';
+import { TaskStore } from '../src/a2a';
+import { queueTimeoutMessage } from '../src/a2a/store/redis-run-queue';
+import type { RedisTaskStore } from '../src/a2a/store/redis-task-store';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import { buildOnce, startBuiltServer, type BuiltServer } from './support/built-server';
 import { manual } from './support/scripts';
@@ -18,6 +22,8 @@ jest.setTimeout(120_000);
 
 const KEY_A = 'key-a-0123456789abcdef';
 const KEY_B = 'key-b-0123456789abcdef';
+/** Room for two finished tasks with a 50,000-character answer (237,184 bytes each by MEMORY USAGE here), not three. */
+const BYTE_CAP = 600_000;
 
 type SendResult = { result: { task: { id: string; status: { state: string } } } };
 type TaskResult = { result?: { id: string; status: { state: string; message?: { parts: { text: string }[] } } }; error?: { code: number; message: string } };
@@ -110,6 +116,126 @@ describe('Redis mode limits across instances (e2e)', () => {
     const ended = await waitFor(async () => (await json<TaskResult>(rpc(a.base, 'GetTask', { id: next.result.task.id }))).result?.status.state === 'TASK_STATE_FAILED', 15_000);
     expect(ended).toBe(true);
     expect((await waitForStatus(() => send(a), 200)).status).toBe(200);
+  });
+
+  /** Runs one task on `app` to its end with `answer`, and waits until it is filed among the finished tasks. */
+  const finishOne = async (app: ScriptedA2aApp, answer: string): Promise<{ id: string; messageId: string }> => {
+    const message = wireMessage('answer me');
+    const runStarted = app.worker.nextRun();
+    const sent = await json<SendResult>(rpc(app.base, 'SendMessage', { message, configuration: { returnImmediately: true } }));
+    (await runStarted).reply(answer);
+    const id = sent.result.task.id;
+    const client = new Redis(redis.url);
+    try {
+      // Filed among the finished tasks (or already evicted by its own filing).
+      const filed = await waitFor(async () => (await client.zscore(`${keyPrefix}finished:`, id)) !== null || (await client.exists(`${keyPrefix}task:${id}`)) === 0, 10_000);
+      expect(filed).toBe(true);
+    } finally {
+      client.disconnect();
+    }
+    return { id: sent.result.task.id, messageId: message.messageId as string };
+  };
+  const getTask = (app: ScriptedA2aApp, id: string) => json<TaskResult>(rpc(app.base, 'GetTask', { id }));
+
+  it('maxRetainedTasks holds in Redis: the oldest finished task is evicted first (on every instance), the newest stay readable', async () => {
+    const writer = await instance({ maxRetainedTasks: 2 });
+    const reader = await instance({ maxRetainedTasks: 2, role: 'api' });
+    const tasks = [];
+    for (const answer of ['one', 'two', 'three']) tasks.push(await finishOne(writer, answer));
+    expect(await (writer.app.get(TaskStore) as RedisTaskStore).retention?.retained()).toMatchObject({ tasks: 2 });
+    for (const app of [writer, reader]) {
+      expect((await getTask(app, tasks[0].id)).error?.code).toBe(-32001);
+      for (const kept of tasks.slice(1)) expect((await getTask(app, kept.id)).result?.status.state).toBe('TASK_STATE_COMPLETED');
+      const listed = await json<{ result: { tasks: { id: string }[] } }>(rpc(app.base, 'ListTasks', {}));
+      expect(listed.result.tasks.map((task) => task.id)).toEqual([tasks[2].id, tasks[1].id]);
+    }
+    // Its message claim went with it: the same message again is a new task.
+    const again = await json<SendResult>(
+      rpc(reader.base, 'SendMessage', { message: { ...wireMessage('answer me'), messageId: tasks[0].messageId }, configuration: { returnImmediately: true } }),
+    );
+    expect(again.result.task.id).not.toBe(tasks[0].id);
+  });
+
+  it('maxRetainedBytes holds in Redis: past it the oldest finished tasks are evicted first', async () => {
+    const big = 'x'.repeat(50_000);
+    const writer = await instance({ maxRetainedBytes: BYTE_CAP });
+    const store = writer.app.get(TaskStore) as RedisTaskStore;
+    const tasks = [];
+    for (let i = 0; i < 4; i++) tasks.push(await finishOne(writer, `${i}${big}`));
+    const retained = (await store.retention?.retained()) ?? { tasks: 0, bytes: 0 };
+    expect(retained.bytes).toBeLessThanOrEqual(BYTE_CAP);
+    // Allocation sizes may differ with the Redis version: whatever fits, it is the newest that stay.
+    expect(retained.tasks).toBeGreaterThanOrEqual(1);
+    expect(retained.tasks).toBeLessThan(tasks.length);
+    const evicted = tasks.length - retained.tasks;
+    for (const gone of tasks.slice(0, evicted)) expect((await getTask(writer, gone.id)).error?.code).toBe(-32001);
+    for (const kept of tasks.slice(evicted)) expect((await getTask(writer, kept.id)).result?.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  describe('run queue loose ends', () => {
+    it('a run no worker takes within redis.queueTimeoutMs ends FAILED naming the option, and leaves the queue', async () => {
+      const api = await instance({ role: 'api' }, { queueTimeoutMs: 500, leaseMs: 600 });
+      const sent = await json<SendResult>(send(api));
+      let task: TaskResult | undefined;
+      await waitFor(async () => (task = await getTask(api, sent.result.task.id)).result?.status.state === 'TASK_STATE_FAILED', 10_000);
+      expect(task?.result?.status.state).toBe('TASK_STATE_FAILED');
+      expect(task?.result?.status.message?.parts[0].text).toBe(queueTimeoutMessage(500));
+      const client = new Redis(redis.url);
+      try {
+        expect(await client.xlen(`${keyPrefix}runs:`)).toBe(0);
+      } finally {
+        client.disconnect();
+      }
+      // Its live slot is free again.
+      expect((await send(api)).status).toBe(200);
+    });
+
+    it('a CancelTask on another instance while the worker is taking the run: the run never starts, the task ends CANCELED at once', async () => {
+      // A long cancelTimeoutMs: the second cancel request (after it) cannot be what ends the task.
+      const api = await instance({ role: 'api', cancelTimeoutMs: 60_000 });
+      const worker = await instance({ role: 'worker', cancelTimeoutMs: 60_000 });
+      // The worker pauses right after its take-over step (the lease is its own, the run not registered yet).
+      const store = worker.app.get(TaskStore) as RedisTaskStore;
+      const takeOver = store.takeOver.bind(store);
+      let resume!: () => void;
+      const paused = new Promise<void>((resolve) => (resume = resolve));
+      let took!: (id: string) => void;
+      const taken = new Promise<string>((resolve) => (took = resolve));
+      (store as { takeOver: RedisTaskStore['takeOver'] }).takeOver = async (id, from, leaseMs) => {
+        const task = await takeOver(id, from, leaseMs);
+        if (task && from === 'queued') {
+          took(id);
+          await paused;
+        }
+        return task;
+      };
+      const sent = await json<SendResult>(send(api));
+      expect(await taken).toBe(sent.result.task.id);
+      const cancelledAt = Date.now();
+      const cancel = json<TaskResult>(rpc(api.base, 'CancelTask', { id: sent.result.task.id }));
+      // The cancel is published while the worker is still in its take-over step.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      resume();
+      const cancelled = await cancel;
+      expect(cancelled.result?.status.state).toBe('TASK_STATE_CANCELED');
+      expect(Date.now() - cancelledAt).toBeLessThan(30_000);
+      expect(worker.worker.runs.size).toBe(0);
+    });
+
+    it('a message whose claim outlived its task is claimed again after a bounded wait: the send makes a new task, not an endless retry', async () => {
+      const api = await instance({ role: 'api' });
+      const message = wireMessage('claimed before');
+      const client = new Redis(redis.url);
+      try {
+        const claimKey = `${keyPrefix}message:-:${createHash('sha256').update(message.messageId as string).digest('hex')}`;
+        await client.set(claimKey, 'a-task-that-is-gone', 'PX', 600_000);
+        const sent = await json<SendResult>(rpc(api.base, 'SendMessage', { message, configuration: { returnImmediately: true } }));
+        expect(sent.result.task.id).not.toBe('a-task-that-is-gone');
+        expect(await client.get(claimKey)).toBe(sent.result.task.id);
+      } finally {
+        client.disconnect();
+      }
+    });
   });
 
   describe('the live-slot scripts (RedisLiveLimits on the real server)', () => {
@@ -217,8 +343,8 @@ describe('Redis mode limits across instances (e2e)', () => {
       killed.child.kill('SIGKILL');
       const admitted = await waitForStatus(() => send(survivor), 200, 30_000);
       expect(admitted.status).toBe(200);
-      // Not before its lease could lapse.
-      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(leaseMs - 500);
+      // Not before its lease could lapse (renewed every third of it).
+      expect(Date.now() - killedAt).toBeGreaterThanOrEqual(leaseMs / 2);
       // The survivor's own task still counts: the server is full again.
       expect((await send(survivor)).status).toBe(503);
     });

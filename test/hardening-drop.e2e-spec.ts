@@ -23,6 +23,7 @@ import { ScriptedBusModule } from './support/a2a-test-app';
 import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';
 import { collect, eventually } from './support/sse';
+import { STORE_MODES, useStoreMode } from './support/store-modes';
 
 const AUTH_KEY = 'drop-key-5e4d3c2b1a09f8e7';
 const BATCH = 250;
@@ -110,11 +111,16 @@ function openStream(port: number, path: string, body: unknown, lastEventId?: num
   });
 }
 
+/** Redis mode at reduced scale, the same contract (each drop there also subscribes and unsubscribes in Redis; keeps CI time small). */
+const REDIS_DROPPED_STREAMS = 1_000;
+
 describe.each([
-  { auth: 'off', DROPPED_STREAMS: 10_000 },
+  { mode: 'memory' as const, auth: 'off', DROPPED_STREAMS: 10_000 },
   // Reduced scale: the same paths with the credential check in front of each (keeps CI time small).
-  { auth: 'on', DROPPED_STREAMS: 1_000 },
-])('dropped clients (e2e, authentication $auth)', ({ auth, DROPPED_STREAMS }) => {
+  { mode: 'memory' as const, auth: 'on', DROPPED_STREAMS: 1_000 },
+  { mode: 'redis' as const, auth: 'off', DROPPED_STREAMS: REDIS_DROPPED_STREAMS },
+])('dropped clients (e2e, $mode store, authentication $auth)', ({ mode, auth, DROPPED_STREAMS }) => {
+  const store = useStoreMode(mode);
   let app: INestApplication;
   let base: string;
   let port: number;
@@ -129,7 +135,7 @@ describe.each([
       imports: [
         RuntimeModule.forRoot({ executor: ExecutorModule.forRoot({ model: new TickerModel({}), tools: [tick] }) }),
         // Finished tasks expire at once, so what stays in memory is only what leaked.
-        A2aModule.forRoot({ taskTtlMs: 50, disconnectGraceMs: 0, keepAliveMs: 1_000, auth: keyed ? { apiKeys: [AUTH_KEY] } : false }),
+        A2aModule.forRoot({ taskTtlMs: 50, disconnectGraceMs: 0, keepAliveMs: 1_000, auth: keyed ? { apiKeys: [AUTH_KEY] } : false, ...store.options() }),
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false, forceCloseConnections: true });
@@ -141,6 +147,7 @@ describe.each([
   afterAll(async () => {
     await app.close();
   });
+  afterAll(() => store.stop());
 
   const rpc = (method: string, params: unknown) => ({ jsonrpc: '2.0', id: 1, method, params });
   const message = (text: string) => ({ messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] });
@@ -238,8 +245,10 @@ describe.each([
   }
 });
 
-describe('a client that stops reading (e2e)', () => {
-  const FRAMES = 1_500;
+describe.each(STORE_MODES)('a client that stops reading (e2e, %s store)', (mode) => {
+  const store = useStoreMode(mode);
+  // Redis mode at reduced scale (every frame also goes through Redis; keeps CI time small): still far more than a stalled socket buffers.
+  const FRAMES = mode === 'memory' ? 1_500 : 500;
   const RESULT = 'r'.repeat(30_000);
   const MAX_EVENTS = 200;
   let app: INestApplication;
@@ -250,7 +259,7 @@ describe('a client that stops reading (e2e)', () => {
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ScriptedBusModule, A2aModule.forRoot({ maxEventsPerTask: MAX_EVENTS, maxFrameFieldBytes: 64 * 1024 })],
+      imports: [ScriptedBusModule, A2aModule.forRoot({ maxEventsPerTask: MAX_EVENTS, maxFrameFieldBytes: 64 * 1024, ...store.options() })],
     }).compile();
     app = moduleRef.createNestApplication({ logger: ['error'], forceCloseConnections: true });
     app.use((req: { headers: Record<string, unknown> }, res: NodeJS.WritableStream & { writableLength: number; write: (...args: unknown[]) => boolean }, next: () => void) => {
@@ -278,6 +287,7 @@ describe('a client that stops reading (e2e)', () => {
     worker.stop();
     await app.close();
   });
+  afterAll(() => store.stop());
 
   async function startTask(): Promise<ScriptedRun> {
     const nextRun = worker.nextRun();

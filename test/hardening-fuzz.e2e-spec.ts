@@ -14,16 +14,25 @@ import { Part } from '@a2a-js/sdk';
 import fc from 'fast-check';
 import { AppModule } from '../src/app.module';
 import { AgentBus, AgentRuntimeService, TaskService } from '../src';
+import { InMemoryTaskStore, TaskStore } from '../src/a2a';
+import { RedisTaskStore } from '../src/a2a/store/redis-task-store';
 import { TOOL_CALL_V1_EXTENSION_URI, TOOL_CALL_V1_MIME_TYPE, emitToolCall, parseToolCall, parseToolCalls, validateToolCall, validateToolCallFrame, type ToolCallArtifactData } from '../src/extensions';
 import { CaptureLogger } from './support/capture-logger';
 import { ProcessGuards } from './support/process-guards';
 import { eventually, readSse } from './support/sse';
+import { useStoreMode } from './support/store-modes';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261202);
 const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
-const runs = (n: number): number => Math.max(1, Math.round(n * SCALE));
-/** Cases per property; their sum is the figure the README gives. */
-const FUZZ_RUNS = { jsonRpc: runs(3500), rest: runs(2000), garbage: runs(1500), frames: runs(4000) };
+const runs = (n: number, scale: number): number => Math.max(1, Math.round(n * SCALE * scale));
+/** Cases per property; at scale 1 their sum is the figure the README gives. */
+const fuzzRuns = (scale: number) => ({ jsonRpc: runs(3500, scale), rest: runs(2000, scale), garbage: runs(1500, scale), frames: runs(4000, scale) });
+/**
+ * Redis mode (the app on a redis-server of the suite's own, TOOLSTREAM_REDIS_URL, role all) at
+ * reduced scale, the same properties: a tenth of the cases (every task there also goes through
+ * Redis and the run queue; keeps CI time small).
+ */
+const REDIS_FUZZ_SCALE = 0.1;
 
 const KEY = 'fuzz-key-7d1c2b3a4e5f60718293';
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -248,7 +257,11 @@ const garbage = fc.oneof(
 
 // ---------- the properties ----------
 
-describe('fuzzing (e2e): hostile input never breaks the server', () => {
+describe.each([
+  { mode: 'memory' as const, FUZZ_RUNS: fuzzRuns(1) },
+  { mode: 'redis' as const, FUZZ_RUNS: fuzzRuns(REDIS_FUZZ_SCALE) },
+])('fuzzing (e2e, $mode store): hostile input never breaks the server', ({ mode, FUZZ_RUNS }) => {
+  const store = useStoreMode(mode);
   let app: INestApplication;
   let base: string;
   const guards = new ProcessGuards();
@@ -263,6 +276,7 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
     process.env.TOOLSTREAM_RUN_TIMEOUT_MS = '5000';
     // Thousands of calls: the offline planner answers without pausing between its answer's pieces.
     process.env.TOOLSTREAM_OFFLINE_PIECE_DELAY_MS = '0';
+    if (mode === 'redis') process.env.TOOLSTREAM_REDIS_URL = store.redis().url;
     delete process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_BASE_URL;
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
@@ -277,8 +291,9 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
     guards.uninstall();
     process.env = { ...saved };
     // eslint-disable-next-line no-console
-    console.info(`fuzzing: ${cases} cases (seed ${SEED})`);
+    console.info(`fuzzing (${mode} store): ${cases} cases (seed ${SEED})`);
   });
+  afterAll(() => store.stop());
 
   const resolveId = (ref: IdRef | undefined): string | undefined =>
     ref === undefined ? undefined : 'raw' in ref ? ref.raw : knownTasks.length > 0 ? knownTasks[ref.known % knownTasks.length] : `unknown-${ref.known}`;
@@ -501,6 +516,8 @@ describe('fuzzing (e2e): hostile input never breaks the server', () => {
     await eventually(() => runtime.activeRuns() === 0 && tasks.metrics().openStreams === 0, 15_000, 'runs and streams to end');
     expect(tasks.metrics()).toMatchObject({ liveTasks: 0, topicSubscriptions: 0, openStreams: 0 });
     expect(app.get(AgentBus).listenerCount()).toBe(2);
+    // The store the mode names really served every request.
+    expect(app.get(TaskStore)).toBeInstanceOf(mode === 'redis' ? RedisTaskStore : InMemoryTaskStore);
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
     expect(cases).toBeGreaterThanOrEqual(FUZZ_RUNS.jsonRpc + FUZZ_RUNS.rest + FUZZ_RUNS.garbage + FUZZ_RUNS.frames);

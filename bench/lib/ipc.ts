@@ -14,8 +14,8 @@ export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
 export type ServerCommand =
   | { type: 'cpu' }
   | { type: 'memory'; gc: boolean }
-  /** Spans the server's OpenTelemetry exporter has received (0 without an SDK). */
-  | { type: 'spans' }
+  /** Exports the spans the OpenTelemetry SDK still holds (its BatchSpanProcessor's buffer); no-op without an SDK. */
+  | { type: 'flush-spans' }
   /** V8's sampling profiler, started and stopped around the load to profile (warm-up excluded). */
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string };
@@ -23,7 +23,7 @@ export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
   | { type: 'memory'; rss: number; heapUsed: number; external: number }
-  | { type: 'spans'; exported: number }
+  | { type: 'spans-flushed' }
   | { type: 'profile-started' }
   | { type: 'profile-written'; file: string };
 

@@ -87,9 +87,9 @@ export class ServerProcess {
     return userUs + systemUs;
   }
 
-  /** Spans the server's OpenTelemetry exporter has received so far. */
-  async spansExported(): Promise<number> {
-    return (await this.ask({ type: 'spans' }, 'spans')).exported;
+  /** Makes the server's OpenTelemetry SDK export every span it still holds, and waits for the export. */
+  async flushSpans(): Promise<void> {
+    await this.ask({ type: 'flush-spans' }, 'spans-flushed');
   }
 
   /** RSS and heap in bytes, after a full garbage collection when `gc` (else as they are now). */

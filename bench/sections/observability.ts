@@ -2,16 +2,21 @@
  * What observability costs per frame: the same toolstream server as separate processes,
  * - off: no metrics (MetricsModule's service absent, no /metrics) and no OpenTelemetry SDK, so
  *   tracing through @opentelemetry/api is a no-op;
- * - on: the OpenTelemetry Node SDK registered with a BatchSpanProcessor (its exporter counts
- *   the spans in-process, see servers/bench-tracing.ts) and the metrics on, /metrics scraped
- *   every second during the run (Prometheus scrapes every 15 s or so: this is the harsher case);
+ * - on: the OpenTelemetry Node SDK started as the demo app starts it from the standard
+ *   variables (src/otel-sdk.ts): its defaults, a BatchSpanProcessor and the OTLP http/protobuf
+ *   exporter, sending to a receiver on loopback that answers at once (lib/otlp-span-counter.ts, in
+ *   the harness: a collector next to the service), so the exporter's encoding and sending are
+ *   counted in the server's CPU and a slow network is not; and the metrics on, /metrics scraped;
  * - tracing only, and metrics only: where the cost is.
- * Both play the same scripted tasks at full speed; the figure is the server's CPU (user +
- * system) per frame delivered. The two take turns each repetition (the first of each pair
- * alternates), after both have warmed up, so neither pays alone for the JIT or the machine's load.
+ * All play the same scripted tasks at full speed; the figure is the server's CPU (user +
+ * system, every thread) per frame delivered. Each repetition interleaves the four in slices
+ * (the order reversed every other slice), so a change in the machine's load falls on all four
+ * alike; each slice ends, inside its CPU window, with a /metrics scrape and a flush of the
+ * spans the batch processor still holds, so every span's export is counted in the slice that
+ * made it. Servers are warmed up before any figure.
  */
 import { loadavg } from 'node:os';
-import type { LoadResult } from '../load/load-types';
+import { OtlpSpanCounter } from '../lib/otlp-span-counter';
 import { ServerProcess } from '../lib/processes';
 import { FRAMES_PER_TOOL_CALL } from '../lib/scenario';
 import type { BenchSection, SectionContext, SectionReport, SectionRow, SectionTarget } from '../lib/section';
@@ -22,19 +27,21 @@ type Mode = 'off' | 'on' | 'tracing' | 'metrics';
 const MODES: readonly Mode[] = ['off', 'on', 'tracing', 'metrics'];
 const MODE_LABELS: Record<Mode, string> = {
   off: 'off (no metrics, no SDK)',
-  on: 'on (OTel SDK + BatchSpanProcessor, metrics scraped every 1 s)',
-  tracing: 'tracing only (OTel SDK + BatchSpanProcessor)',
-  metrics: 'metrics only (scraped every 1 s)',
+  on: 'on (Node SDK, batch + OTLP http/protobuf; metrics, scraped)',
+  tracing: 'tracing only (Node SDK, batch + OTLP http/protobuf)',
+  metrics: 'metrics only (scraped)',
 };
 const traced = (mode: Mode): boolean => mode === 'on' || mode === 'tracing';
 const scraped = (mode: Mode): boolean => mode === 'on' || mode === 'metrics';
-const SCRAPE_EVERY_MS = 1_000;
+/** Slices per repetition and mode, taken in turns. */
+const SLICES = 4;
 /** The target: at most this much more server CPU per frame with both on, on the worst repetition. */
 const MAX_OVERHEAD_PCT = 10;
 
 interface Case {
   label: string;
   toolCalls: number;
+  /** Streams per repetition and mode, SLICES slices of them. */
   streams: number;
   maxOpen: number;
 }
@@ -49,62 +56,63 @@ interface Rep {
   scrapes: number;
 }
 
+interface Slice {
+  frames: number;
+  cpuUs: number;
+  seconds: number;
+  spans: number;
+  scrapes: number;
+}
+
 function cases(quick: boolean): Case[] {
   return [
-    { label: '4 tool calls per task', toolCalls: 4, streams: quick ? 300 : 1_000, maxOpen: 50 },
-    { label: '100 tool calls per task', toolCalls: 100, streams: quick ? 40 : 120, maxOpen: 10 },
+    { label: '4 tool calls per task', toolCalls: 4, streams: quick ? 400 : 1_200, maxOpen: 50 },
+    { label: '100 tool calls per task', toolCalls: 100, streams: quick ? 80 : 160, maxOpen: 10 },
   ];
 }
 
-/** Scrapes /metrics every second until stopped; resolves with the scrapes that answered 200. */
-function scrapeWhile(metricsUrl: string): { stop: () => Promise<number> } {
-  let scrapes = 0;
-  let last: Promise<void> = Promise.resolve();
-  const scrape = (): void => {
-    last = fetch(metricsUrl).then(async (response) => {
-      const body = await response.text();
-      if (response.status !== 200 || !body.includes('toolstream_frames_total')) throw new Error(`GET ${metricsUrl}: ${response.status}`);
-      scrapes++;
-    });
-  };
-  scrape();
-  const timer = setInterval(scrape, SCRAPE_EVERY_MS);
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await last;
-      return scrapes;
-    },
-  };
+const SCRAPE_SAMPLES = 20;
+
+/** Server CPU per scrape, in ms, three times over SCRAPE_SAMPLES scrapes (the CPU probe's own cost taken off). */
+async function scrapeCpuMs(server: ServerProcess): Promise<Spread> {
+  const url = `${new URL(server.url).origin}/metrics`;
+  const perScrape: number[] = [];
+  for (let rep = 0; rep < 3; rep++) {
+    const a = await server.cpuUs();
+    const probe = (await server.cpuUs()) - a;
+    const b = await server.cpuUs();
+    for (let i = 0; i < SCRAPE_SAMPLES; i++) await scrape(url);
+    perScrape.push(((await server.cpuUs()) - b - probe) / SCRAPE_SAMPLES / 1000);
+  }
+  return spread(perScrape);
 }
 
-async function measure(server: ServerProcess, mode: Mode, c: Case, { pool }: SectionContext): Promise<Rep> {
-  const loadAverage = loadavg()[0];
-  const spans0 = await server.spansExported();
+async function scrape(metricsUrl: string): Promise<void> {
+  const response = await fetch(metricsUrl);
+  const body = await response.text();
+  if (response.status !== 200 || !body.includes('toolstream_frames_total')) throw new Error(`GET ${metricsUrl}: ${response.status}`);
+}
+
+/** One slice of a mode's load, its CPU window closed after the scrape and the span flush. */
+async function slice(server: ServerProcess, receiver: OtlpSpanCounter, mode: Mode, c: Case, { pool }: SectionContext): Promise<Slice> {
+  const streams = c.streams / SLICES;
+  const spans0 = receiver.received(mode);
   const cpu0 = await server.cpuUs();
-  const scraper = scraped(mode) ? scrapeWhile(`${new URL(server.url).origin}/metrics`) : undefined;
-  const result: LoadResult = await pool.load.run({
+  const result = await pool.load.run({
     url: server.url,
-    streams: c.streams,
+    streams,
     maxOpen: c.maxOpen,
     scenario: { toolCalls: c.toolCalls, intervalMs: 0, idle: false },
     timeLimitMs: 120_000,
   });
-  const scrapes = (await scraper?.stop()) ?? 0;
+  if (scraped(mode)) await scrape(`${new URL(server.url).origin}/metrics`);
+  if (traced(mode)) await server.flushSpans();
   const cpuUs = (await server.cpuUs()) - cpu0;
-  const expected = c.streams * c.toolCalls * FRAMES_PER_TOOL_CALL;
-  if (result.completed !== c.streams || result.frames !== expected) {
-    throw new Error(`observability, ${c.label}, ${mode}: ${result.completed} of ${c.streams} streams completed, ${result.frames} of ${expected} frames (${result.errors.join('; ')})`);
+  const expected = streams * c.toolCalls * FRAMES_PER_TOOL_CALL;
+  if (result.completed !== streams || result.frames !== expected) {
+    throw new Error(`observability, ${c.label}, ${mode}: ${result.completed} of ${streams} streams completed, ${result.frames} of ${expected} frames (${result.errors.join('; ')})`);
   }
-  // The batch processor exports every 5 s or at 512 spans: flush time is not the run's, so the
-  // count waits for it (outside the measured CPU window): a task span and a span per tool call.
-  const expectedSpans = c.streams * (1 + c.toolCalls);
-  let spans = (await server.spansExported()) - spans0;
-  for (let i = 0; traced(mode) && i < 80 && spans < expectedSpans; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    spans = (await server.spansExported()) - spans0;
-  }
-  return { mode, loadAverage, frames: result.frames, framesPerSec: result.framesPerSec, cpuPerFrameUs: cpuUs / result.frames, spansPerTask: spans / c.streams, scrapes };
+  return { frames: result.frames, cpuUs, seconds: result.frames / result.framesPerSec, spans: receiver.received(mode) - spans0, scrapes: scraped(mode) ? 1 : 0 };
 }
 
 const fmt = (s: Spread, digits: number): string => s.reps.map((v) => v.toFixed(digits)).join(', ');
@@ -115,11 +123,15 @@ export const observabilitySection: BenchSection = {
     const { config, pool, log } = ctx;
     const reps = Math.max(3, config.reps);
     const servers = new Map<Mode, ServerProcess>();
+    const receiver = await OtlpSpanCounter.start();
     const rows: SectionRow[] = [];
     const targets: SectionTarget[] = [];
-    const data: Record<string, Rep[]> = {};
+    const data: Record<string, Rep[] | Spread> = {};
     try {
-      for (const mode of MODES) servers.set(mode, await ServerProcess.start('toolstream', { BENCH_OBSERVABILITY: mode }));
+      for (const mode of MODES) {
+        const otel: Record<string, string> = traced(mode) ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint(mode), OTEL_SERVICE_NAME: `toolstream-bench-${mode}` } : {};
+        servers.set(mode, await ServerProcess.start('toolstream', { BENCH_OBSERVABILITY: mode, ...otel }));
+      }
       // Warm-up: a few thousand frames on each, long and short tasks, before any figure.
       for (const mode of MODES) {
         const url = servers.get(mode)!.url;
@@ -127,13 +139,22 @@ export const observabilitySection: BenchSection = {
           const warm = await pool.load.run({ url, streams: 40, maxOpen: 8, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
           if (warm.completed !== warm.streams) throw new Error(`observability ${mode}: the warm-up failed: ${warm.errors.join('; ')}`);
         }
+        if (traced(mode)) await servers.get(mode)!.flushSpans();
       }
       for (const c of cases(config.quick)) {
         const byMode: Record<Mode, Rep[]> = { off: [], on: [], tracing: [], metrics: [] };
         const overheads: Record<Mode, number[]> = { off: [], on: [], tracing: [], metrics: [] };
         for (let rep = 0; rep < reps; rep++) {
-          const order = rep % 2 === 0 ? MODES : [...MODES].reverse();
-          for (const mode of order) byMode[mode].push(await measure(servers.get(mode)!, mode, c, ctx));
+          const loadAverage = loadavg()[0];
+          const sum: Record<Mode, Slice> = { off: empty(), on: empty(), tracing: empty(), metrics: empty() };
+          for (let s = 0; s < SLICES; s++) {
+            const order = (rep * SLICES + s) % 2 === 0 ? MODES : [...MODES].reverse();
+            for (const mode of order) add(sum[mode], await slice(servers.get(mode)!, receiver, mode, c, ctx));
+          }
+          for (const mode of MODES) {
+            const t = sum[mode];
+            byMode[mode].push({ mode, loadAverage, frames: t.frames, framesPerSec: t.frames / t.seconds, cpuPerFrameUs: t.cpuUs / t.frames, spansPerTask: t.spans / c.streams, scrapes: t.scrapes });
+          }
           for (const mode of MODES) overheads[mode].push((byMode[mode][rep].cpuPerFrameUs / byMode.off[rep].cpuPerFrameUs - 1) * 100);
         }
         for (const mode of MODES) {
@@ -170,14 +191,20 @@ export const observabilitySection: BenchSection = {
             `Spans per task ${fmt(spread(byMode.on.map((r) => r.spansPerTask)), 1)}; load average ${fmt(spread(MODES.flatMap((mode) => byMode[mode].map((r) => r.loadAverage))), 1)}`,
         );
       }
+      // What one scrape costs the server on its own, to weigh the once-per-slice scrapes above.
+      const scrapeMs = await scrapeCpuMs(servers.get('metrics')!);
+      data.scrapeCpuMs = scrapeMs;
+      log(`observability: one /metrics scrape costs the server ${fmt(scrapeMs, 2)} ms of CPU (${SCRAPE_SAMPLES} scrapes of an idle server, per repetition)`);
+      rows.push({ label: 'one /metrics scrape of the metrics-only server, idle (its CPU in ms, not µs)', cells: [scrapeMs, '—', '—', '—', '—', '—'] });
     } finally {
       for (const server of servers.values()) await server.stop();
+      await receiver.stop();
     }
     return {
       title: 'Observability: server CPU per frame with tracing and metrics on vs off',
       description:
-        `The same toolstream server four times: off (no metrics, no OpenTelemetry SDK), on (the Node SDK with a BatchSpanProcessor whose exporter counts spans in-process; metrics on, /metrics scraped every ${SCRAPE_EVERY_MS / 1000} s), and each of the two alone. ` +
-        `Tasks play scripted zero-latency tool calls; ${reps} repetitions, the servers taking turns in each (the order reversed every other one). More CPU = server CPU per frame / off's in the same repetition − 1.`,
+        `The same toolstream server four times: off (no metrics, no OpenTelemetry SDK), on (the Node SDK as the demo starts it: BatchSpanProcessor, OTLP http/protobuf exporter to a receiver on loopback; metrics on, /metrics scraped once per slice), and each of the two alone. ` +
+        `Tasks play scripted zero-latency tool calls; ${reps} repetitions of ${SLICES} slices per server, the servers taking turns slice by slice (the order reversed every other one); each slice's CPU includes its scrape and the export of its spans. More CPU = server CPU per frame / off's in the same repetition − 1.`,
       columns: ['server CPU per frame (µs)', 'frames/s', 'spans exported per task', '/metrics scrapes', 'more CPU per frame than off (%)', 'load average'],
       digits: [1, 0, 1, 0, 1, 1],
       rows,
@@ -186,3 +213,15 @@ export const observabilitySection: BenchSection = {
     };
   },
 };
+
+function empty(): Slice {
+  return { frames: 0, cpuUs: 0, seconds: 0, spans: 0, scrapes: 0 };
+}
+
+function add(to: Slice, one: Slice): void {
+  to.frames += one.frames;
+  to.cpuUs += one.cpuUs;
+  to.seconds += one.seconds;
+  to.spans += one.spans;
+  to.scrapes += one.scrapes;
+}

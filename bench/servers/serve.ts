@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -63,9 +64,10 @@ async function main(): Promise<void> {
         profiler = undefined;
         reply({ type: 'profile-written', file: command.file });
       });
-    } else if (command.type === 'spans') {
-      // Loaded only when asked: a server without the SDK has exported nothing.
-      void import('./bench-tracing').then(({ spansExported }) => reply({ type: 'spans', exported: spansExported() }));
+    } else if (command.type === 'flush-spans') {
+      // The SDK's provider behind the API's proxy; without an SDK it is the no-op one (nothing to flush).
+      const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as { forceFlush?: () => Promise<void> };
+      void Promise.resolve(provider.forceFlush?.()).then(() => reply({ type: 'spans-flushed' }));
     } else if (command.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       reply({ type: 'cpu', userUs: user, systemUs: system });

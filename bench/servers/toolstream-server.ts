@@ -8,9 +8,10 @@
  * pipeline, not admission control.
  *
  * `BENCH_OBSERVABILITY` (the observability section): `off` runs it without metrics (no
- * /metrics, no tool-call counting) and without an OpenTelemetry SDK; `on` registers the Node SDK
- * with a BatchSpanProcessor first (bench-tracing.ts) and keeps the metrics; `tracing` and
- * `metrics` have one of the two. Unset: the app as it boots (metrics on, no SDK: tracing
+ * /metrics, no tool-call counting) and without an OpenTelemetry SDK; `on` starts the Node SDK
+ * first, exactly as the demo app does from the OTEL_* variables the section sets (its default
+ * BatchSpanProcessor and OTLP http/protobuf exporter, to the section's receiver), and keeps the
+ * metrics; `tracing` and `metrics` have one of the two. Unset: the app as it boots (metrics on, no SDK: tracing
  * through the API is a no-op).
  */
 import type { Server } from 'node:http';
@@ -19,6 +20,7 @@ import { A2A_CONFIG, A2A_MODULE_OPTIONS, resolveA2aConfig, type A2aModuleOptions
 import { AppModule } from '../../src/app.module';
 import { AgentExecutor } from '../../src/executor';
 import { ToolstreamMetrics } from '../../src/metrics';
+import { startTracingFromEnv } from '../../src/otel-sdk';
 import { BenchAgentExecutor } from './bench-agent-executor';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -29,7 +31,9 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
   const observability = process.env.BENCH_OBSERVABILITY;
   const tracing = observability === 'on' || observability === 'tracing';
   const metrics = observability === undefined || observability === 'on' || observability === 'metrics';
-  if (tracing) await (await import('./bench-tracing')).startBenchTracing();
+  if (tracing && !(await startTracingFromEnv())) {
+    throw new Error(`BENCH_OBSERVABILITY=${observability} needs OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the observability section starts a receiver)`);
+  }
   if (!metrics) process.env.TOOLSTREAM_METRICS_PATH = 'off';
   let builder = Test.createTestingModule({ imports: [AppModule] });
   // Without metrics the service is not there at all (it would count every tool call even unscraped).

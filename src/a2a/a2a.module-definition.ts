@@ -174,6 +174,11 @@ export interface A2aRedisOptions {
   maxQueuedRuns?: number;
   /** Runs one process (role all or worker) runs at once (default 32); more wait in the queue. */
   maxConcurrentRuns?: number;
+  /**
+   * How long a run may wait in the queue for a worker (default: runDeadlineMs). A run no worker
+   * took by then ends FAILED, with a status message naming this option, and leaves the queue.
+   */
+  queueTimeoutMs?: number;
 }
 
 export interface A2aAuthOptions {
@@ -372,6 +377,7 @@ function resolveRedis(redis: A2aRedisOptions | undefined): A2aRedisOptions | und
   positive(redis.leaseMs, 'redis.leaseMs');
   positive(redis.maxQueuedRuns, 'redis.maxQueuedRuns');
   positive(redis.maxConcurrentRuns, 'redis.maxConcurrentRuns');
+  positive(redis.queueTimeoutMs, 'redis.queueTimeoutMs');
   return { ...redis };
 }
 

@@ -85,7 +85,7 @@ describe('A2aModule numeric options', () => {
     expect(A2aModule.forRoot({}).controllers?.length).toBeGreaterThan(0);
     expect(A2aModule.forRoot({ role: 'api' }).controllers?.length).toBeGreaterThan(0);
     expect(A2aModule.forRoot({ role: 'worker' }).controllers).toEqual([]);
-    for (const option of ['leaseMs', 'maxQueuedRuns', 'maxConcurrentRuns'] as const) {
+    for (const option of ['leaseMs', 'maxQueuedRuns', 'maxConcurrentRuns', 'queueTimeoutMs'] as const) {
       expect(() => resolveA2aConfig({ redis: { connection: 'redis://127.0.0.1:6390', [option]: 0 } })).toThrow(
         `A2aModule option redis.${option} must be a positive whole number, got 0`,
       );

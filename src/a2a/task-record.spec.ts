@@ -1,7 +1,9 @@
 import { StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
 import type { TaskEvent } from './task-event';
-import { TaskRecord, type TaskListener } from './task-record';
+import fc from 'fast-check';
+import { TaskRecord, toolArtifact, type TaskListener } from './task-record';
+import type { ToolCallArtifactData } from '../extensions';
 
 function userMessage(text = 'hello'): Message {
   return {
@@ -35,6 +37,44 @@ function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
 const kinds = (events: TaskEvent[]): (string | undefined)[] => events.map((e) => e.response.payload?.$case);
 
 describe('TaskRecord', () => {
+  it('replays from its log exactly the JSON it delivered live', () => {
+    const task = newTask(1_000);
+    const live = new Map<number, string>();
+    task.follow({ cursor: 1, push: (e) => live.set(e.seq, e.json), overrun: () => undefined });
+    for (let i = 0; i < 400; i++) {
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i, text: 'ünïcødé ✓ \u2028' } });
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
+    }
+    expect(live.size).toBe(800);
+    for (const [seq, json] of live) {
+      const logged = task.log.get(seq);
+      expect(logged?.json).toBe(json);
+      expect(logged?.jsonFor('0.3')).toBe(logged?.jsonFor('0.3'));
+    }
+    expect(task.log.get(2)?.response.payload?.$case).toBe('artifactUpdate');
+  });
+
+  it('writes a tool frame event exactly as the SDK codec does (hand-built JSON)', () => {
+    const json = fc.jsonValue({ maxDepth: 3 });
+    const frame: fc.Arbitrary<ToolCallArtifactData> = fc.oneof(
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('started' as const), args: json }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('completed' as const), result: json, timestamp: fc.string() }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('failed' as const), error: fc.string() }),
+    );
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), frame, (id, contextId, f) => {
+        const task = new TaskRecord({ id, contextId, owner: undefined, message: userMessage(), text: 'hello', maxEvents: 10, maxFinishedTools: 10 });
+        task.toolFrame(f);
+        const codec = StreamResponse.toJSON({
+          payload: { $case: 'artifactUpdate', value: { taskId: id, contextId, artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } },
+        });
+        expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
+        expect(task.snapshot().artifacts).toEqual([toolArtifact(f)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('starts SUBMITTED with the Task as event 1', () => {
     const task = newTask();
     expect(task.state).toBe(TaskState.TASK_STATE_SUBMITTED);
@@ -275,10 +315,14 @@ describe('TaskRecord', () => {
       const listeners = [collector(), collector(), collector()];
       for (const l of listeners) task.follow(l);
       toJson.mockClear();
+      for (let i = 0; i < 50; i++) task.narrate(`line ${i}`);
+      expect(toJson).toHaveBeenCalledTimes(50);
+      // Tool frames are written by hand (see above), never through the codec.
       for (let i = 0; i < 50; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
       expect(toJson).toHaveBeenCalledTimes(50);
-      const event = listeners[0].events[1];
-      expect(listeners[1].events[1]).toBe(event);
+      const event = listeners[0].events[51];
+      expect(event.isToolFrame).toBe(true);
+      for (const l of listeners) expect(l.events[51]).toBe(event);
       const v03 = event.jsonFor('0.3');
       expect(event.jsonFor('0.3')).toBe(v03);
       expect(JSON.parse(v03)).toMatchObject({ kind: 'artifact-update', artifact: { parts: [{ kind: 'data' }] } });

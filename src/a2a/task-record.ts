@@ -1,5 +1,12 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
-import { TOOL_CALL_V1_ARTIFACT_NAME, emitToolCall, parseToolCall, type ToolCallArtifactData } from '../extensions';
+import {
+  TOOL_CALL_V1_ARTIFACT_NAME,
+  TOOL_CALL_V1_MIME_TYPE,
+  TOOL_CALL_V1_PART_MEDIA_TYPE,
+  emitToolCall,
+  parseToolCall,
+  type ToolCallArtifactData,
+} from '../extensions';
 import { EventLog } from './event-log';
 import { TaskEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
@@ -82,6 +89,15 @@ export interface SnapshotOptions {
   includeArtifacts?: boolean;
 }
 
+/** An event's weight in the log: its JSON's length. */
+const eventBytes = (event: TaskEvent): number => event.json.length;
+
+/**
+ * Listeners being pumped (a listener follows one task): one set for every task rather than a
+ * WeakSet per task, which each of the 10,000 retained finished tasks would keep.
+ */
+const PUMPING = new WeakSet<TaskListener>();
+
 /**
  * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
  * events its streams carry. Each change appends its events and hands them to the live listeners;
@@ -99,28 +115,32 @@ export class TaskRecord implements TaskView, TaskWriter {
   answerText?: string;
   /** The answer streamed so far, and whether its last piece came. */
   private streamedAnswer: { text: string; last: boolean } | undefined;
-  /** Resolves once the task is in a terminal state. */
-  readonly settled: Promise<void>;
+  private settledPromise?: Promise<void>;
 
   private readonly history: Message[];
-  /** The answer and open tools' artifacts, then finished tools' artifacts, oldest first. */
-  private readonly artifacts = new Map<string, Artifact>();
+  /**
+   * The answer and open tools' artifacts, then finished tools' artifacts, oldest first. A tool's
+   * artifact is kept as its frame and built only for a snapshot (snapshots are rare, frames are not).
+   */
+  private readonly artifacts = new Map<string, Artifact | ToolCallArtifactData>();
+  // The collections below are made on first use: a task without tool calls, streams that attach
+  // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
-  private readonly finishedArtifacts = new Set<string>();
+  private finishedArtifacts?: Set<string>;
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /** Tools started and not yet finished: closed as failed if the task ends first. */
-  private readonly openTools = new Map<string, string>();
+  private openTools?: Map<string, string>;
   private readonly listeners = new Set<TaskListener>();
   /** Cursors whose following events must stay in the log whatever its capacity. */
-  private readonly holds = new Set<{ cursor: number }>();
-  private readonly pumping = new WeakSet<TaskListener>();
-  private readonly onSettled: (() => void)[] = [];
-  private resolveSettled!: () => void;
+  private holds?: Set<{ cursor: number }>;
+  private onSettled?: (() => void)[];
   /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
-  private readonly artifactWeights = new Map<string, number>();
+  private artifactWeights?: Map<string, number>;
   private artifactBytes = 0;
+  /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
+  private toolEventHead?: string;
 
   constructor(init: TaskRecordInit) {
     this.id = init.id;
@@ -129,14 +149,13 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, (event) => event.json.length, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
     for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
-    this.settled = new Promise((resolve) => (this.resolveSettled = resolve));
     if (init.resumed) this.restore(init.resumed);
     else this.append({ payload: { $case: 'task', value: this.snapshot() } });
   }
@@ -152,14 +171,21 @@ export class TaskRecord implements TaskView, TaskWriter {
       this.artifacts.set(artifact.artifactId, artifact);
       if (artifact.name !== TOOL_CALL_V1_ARTIFACT_NAME) continue;
       const frame = parseToolCall(artifact.parts);
-      if (frame?.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
+      if (frame?.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
       else if (frame) {
-        this.openTools.delete(frame.toolCallId);
-        this.finishedArtifacts.delete(artifact.artifactId);
-        this.finishedArtifacts.add(artifact.artifactId);
+        this.openTools?.delete(frame.toolCallId);
+        const finished = (this.finishedArtifacts ??= new Set());
+        finished.delete(artifact.artifactId);
+        finished.add(artifact.artifactId);
       }
     }
     if (this.isTerminal) this.settle();
+  }
+
+  /** Resolves once the task is in a terminal state. */
+  get settled(): Promise<void> {
+    this.settledPromise ??= new Promise((resolve) => this.whenSettled(resolve));
+    return this.settledPromise;
   }
 
   get state(): TaskState {
@@ -185,7 +211,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Runs once the task settles (at once if it already has). */
   whenSettled(callback: () => void): void {
     if (this.isTerminal) callback();
-    else this.onSettled.push(callback);
+    else (this.onSettled ??= []).push(callback);
   }
 
   /** A narration line: a WORKING status update whose message is the line. */
@@ -197,20 +223,18 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
-    let artifact = this.toolFrameArtifact(frame);
     let event: TaskEvent;
     try {
-      event = this.toolFrameEvent(frame, artifact);
+      event = this.toolFrameEvent(frame);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      artifact = this.toolFrameArtifact(frame);
-      event = this.toolFrameEvent(frame, artifact);
+      event = this.toolFrameEvent(frame);
     }
-    if (frame.phase === 'started') this.openTools.set(frame.toolCallId, frame.name);
-    else this.openTools.delete(frame.toolCallId);
+    if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
+    else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
-    this.keepToolArtifact(artifact, event.json.length, frame.phase !== 'started');
+    this.keepToolArtifact(frame, event.json.length);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
@@ -279,7 +303,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       id: this.id,
       contextId: this.contextId,
       status: this.status,
-      artifacts: includeArtifacts ? [...this.artifacts.values()] : [],
+      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => ('artifactId' in a ? a : toolArtifact(a))) : [],
       history,
       metadata: undefined,
     };
@@ -306,9 +330,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   hold(cursor: number): () => void {
     const hold = { cursor };
-    this.holds.add(hold);
+    (this.holds ??= new Set()).add(hold);
     return () => {
-      if (this.holds.delete(hold)) this.trim();
+      if (this.holds?.delete(hold)) this.trim();
     };
   }
 
@@ -322,7 +346,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** The events after this are still needed: by a hold, or by a listener that is behind. */
   private keepAfter(): number {
     let min = Number.POSITIVE_INFINITY;
-    for (const hold of this.holds) min = Math.min(min, hold.cursor);
+    if (this.holds) for (const hold of this.holds) min = Math.min(min, hold.cursor);
     for (const listener of this.listeners) min = Math.min(min, listener.cursor);
     return min;
   }
@@ -345,6 +369,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private closeOpenTools(error: string): void {
+    if (!this.openTools?.size) return;
     const timestamp = new Date().toISOString();
     for (const [toolCallId, name] of [...this.openTools]) {
       this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
@@ -376,20 +401,23 @@ export class TaskRecord implements TaskView, TaskWriter {
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
    * task runs; every frame is still in the event log for replay).
    */
-  private keepToolArtifact(artifact: Artifact, weight: number, finished: boolean): void {
-    const id = artifact.artifactId;
-    this.artifactBytes += weight - (this.artifactWeights.get(id) ?? 0);
-    this.artifactWeights.set(id, weight);
-    this.artifacts.set(id, artifact);
-    if (!finished) return;
-    this.finishedArtifacts.delete(id);
-    this.finishedArtifacts.add(id);
-    for (const oldest of this.finishedArtifacts) {
-      if (this.finishedArtifacts.size <= this.maxFinishedTools) break;
-      this.finishedArtifacts.delete(oldest);
+  private keepToolArtifact(frame: ToolCallArtifactData, weight: number): void {
+    const id = toolArtifactId(frame.toolCallId);
+    const weights = (this.artifactWeights ??= new Map());
+    this.artifactBytes += weight - (weights.get(id) ?? 0);
+    weights.set(id, weight);
+    this.artifacts.set(id, frame);
+    if (frame.phase === 'started') return;
+    const finishedIds = (this.finishedArtifacts ??= new Set());
+    finishedIds.delete(id);
+    finishedIds.add(id);
+    if (finishedIds.size <= this.maxFinishedTools) return;
+    for (const oldest of finishedIds) {
+      if (finishedIds.size <= this.maxFinishedTools) break;
+      finishedIds.delete(oldest);
       this.artifacts.delete(oldest);
-      this.artifactBytes -= this.artifactWeights.get(oldest) ?? 0;
-      this.artifactWeights.delete(oldest);
+      this.artifactBytes -= weights.get(oldest) ?? 0;
+      weights.delete(oldest);
     }
   }
 
@@ -415,28 +443,17 @@ export class TaskRecord implements TaskView, TaskWriter {
     for (const listener of this.listeners) this.pump(listener);
   }
 
-  private toolFrameArtifact(frame: ToolCallArtifactData): Artifact {
-    return {
-      artifactId: `tool-call-${frame.toolCallId}`,
-      name: TOOL_CALL_V1_ARTIFACT_NAME,
-      description: '',
-      parts: [emitToolCall(frame)],
-      metadata: undefined,
-      extensions: [],
-    };
-  }
-
-  private toolFrameEvent(frame: ToolCallArtifactData, artifact: Artifact): TaskEvent {
-    return new TaskEvent(
-      this.log.nextSeq,
-      {
-        payload: {
-          $case: 'artifactUpdate',
-          value: { taskId: this.id, contextId: this.contextId, artifact, append: false, lastChunk: frame.phase !== 'started', metadata: undefined },
-        },
-      },
-      true,
-    );
+  /**
+   * The frame's event, serialised by hand: exactly the JSON `StreamResponse.toJSON` gives for
+   * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
+   * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
+   */
+  private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
+    this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
+    const json =
+      `${this.toolEventHead}${JSON.stringify(toolArtifactId(frame.toolCallId))},"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":${JSON.stringify(frame)},${TOOL_PART_TAIL_JSON}]}` +
+      `${frame.phase === 'started' ? '' : ',"lastChunk":true'}}}`;
+    return new TaskEvent(this.log.nextSeq, json, true);
   }
 
   /**
@@ -444,8 +461,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (this.pumping.has(listener)) return;
-    this.pumping.add(listener);
+    if (PUMPING.has(listener)) return;
+    PUMPING.add(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
         if (listener.ready && !listener.ready()) return;
@@ -456,15 +473,35 @@ export class TaskRecord implements TaskView, TaskWriter {
         listener.push(event);
       }
     } finally {
-      this.pumping.delete(listener);
+      PUMPING.delete(listener);
     }
   }
 
   private settle(): void {
-    this.openTools.clear();
-    this.resolveSettled();
-    for (const callback of this.onSettled.splice(0)) callback();
+    this.openTools = undefined;
+    const callbacks = this.onSettled;
+    this.onSettled = undefined;
+    if (callbacks) for (const callback of callbacks) callback();
   }
+}
+
+const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
+const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
+
+function toolArtifactId(toolCallId: string): string {
+  return `tool-call-${toolCallId}`;
+}
+
+/** A tool's artifact, holding one frame (its latest phase). */
+export function toolArtifact(frame: ToolCallArtifactData): Artifact {
+  return {
+    artifactId: toolArtifactId(frame.toolCallId),
+    name: TOOL_CALL_V1_ARTIFACT_NAME,
+    description: '',
+    parts: [emitToolCall(frame)],
+    metadata: undefined,
+    extensions: [],
+  };
 }
 
 function withUnserializableNoted(frame: ToolCallArtifactData, err: unknown): ToolCallArtifactData {

@@ -7,7 +7,7 @@ import { AgentBus, type SkillRequest } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
 import type { A2aConfig, ToolstreamRole } from './a2a.module-definition';
-import { echo, invalidParams, tooManyLiveTasks } from './a2a-errors';
+import { echo, invalidParams, serviceUnavailable, tooManyLiveTasks } from './a2a-errors';
 import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
@@ -43,6 +43,8 @@ const LIVE_LIMIT_RETRY_AFTER_S = 5;
 /** How long a retry waits for a concurrent send of the same message to create its task. */
 const CLAIM_WAIT_MS = 2_000;
 const CLAIM_POLL_MS = 10;
+/** Waits for a claimed message's task at most; a claim whose task stayed missing over two waits outlived it. */
+const CLAIM_ROUNDS = 4;
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -84,6 +86,8 @@ export class TaskService implements OnApplicationBootstrap {
   private readonly livePerCaller = new Map<CallerId, number>();
   private admitting = 0;
   private readonly cancelling = new Set<string>();
+  /** Runs this worker took whose request is not published yet (it checks for a cancel first). */
+  private readonly starting = new Set<string>();
   private readonly streams = { open: 0 };
   private readonly content: TaskContentGuard;
   private readonly binding: TaskBusBinding;
@@ -123,6 +127,7 @@ export class TaskService implements OnApplicationBootstrap {
         maxQueuedRuns: config.redis?.maxQueuedRuns ?? RUN_QUEUE_DEFAULTS.maxQueuedRuns,
         maxConcurrentRuns: config.redis?.maxConcurrentRuns ?? RUN_QUEUE_DEFAULTS.maxConcurrentRuns,
         taskTtlMs: config.taskTtlMs,
+        queueTimeoutMs: config.redis?.queueTimeoutMs ?? config.runDeadlineMs,
         // A task the queue itself ended (cancelled while queued, worker lost): its live slot is free.
         ended: (task) => limits.release(task.id, task.owner),
       });
@@ -170,20 +175,28 @@ export class TaskService implements OnApplicationBootstrap {
    * messageId is another message. A new message comes back with its task id claimed, for
    * `start` / `startStreaming`.
    */
-  async claim(input: StartTaskInput): Promise<ClaimedSend> {
+  async claim(input: StartTaskInput, missing: string[] = []): Promise<ClaimedSend> {
     const messageId = input.message.messageId;
     if (!messageId) return { input };
     const taskId = randomUUID();
     const earlier = await this.store.claimMessage(input.caller, messageId, taskId);
     if (earlier === undefined) return { input: { ...input, taskId } };
+    // Its task stayed missing over two whole waits: the claim outlived it (it expired or was
+    // evicted without its claim); this send is the message's first again.
+    if (missing.length >= 2 && missing.slice(-2).every((id) => id === earlier)) {
+      if (await this.store.replaceMessageClaim(input.caller, messageId, earlier, taskId)) return { input: { ...input, taskId } };
+    }
     // A concurrent send of the same message may still be creating its task.
     for (let waited = 0; waited <= CLAIM_WAIT_MS; waited += CLAIM_POLL_MS) {
       const task = await this.store.get(earlier);
       if (task) return { repeated: task };
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL_MS));
     }
-    // Its creation failed and gave the claim back: this send is the message's first.
-    return this.claim(input);
+    if (missing.length + 1 >= CLAIM_ROUNDS) {
+      throw serviceUnavailable(`The message ${echo(messageId)} is claimed by a send whose task does not exist yet; retry later`, LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    // Its creation failed and gave the claim back (this send is the message's first), or it is still being created.
+    return this.claim(input, [...missing, earlier]);
   }
 
   /**
@@ -384,6 +397,26 @@ export class TaskService implements OnApplicationBootstrap {
     // The worker renews the task's live slot too: it still counts if its front dies.
     this.liveLimits?.hold(task.id, task.owner);
     this.track(task, () => this.liveLimits?.release(task.id, task.owner));
+    this.starting.add(task.id);
+    void this.startRun(task, request);
+  }
+
+  /**
+   * Starts a run taken from the queue unless it was cancelled meanwhile: a CancelTask published
+   * while this worker was taking the run (before it was registered here) reached no one, but
+   * left a flag in Redis, read now that any later cancel reaches this instance.
+   */
+  private async startRun(task: WrittenTask, request: SkillRequest): Promise<void> {
+    let reason: string | undefined;
+    try {
+      reason = await this.queue?.cancelFlag(task.id);
+    } catch (err) {
+      // Unreadable: the run starts; the canceller asks again after cancelTimeoutMs, and reaches it.
+      this.logger.warn(`task ${task.id}: reading its cancel flag failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.starting.delete(task.id);
+    if (task.isTerminal) return;
+    if (reason !== undefined) return task.cancel(reason);
     try {
       this.bus.publishRequest(request);
     } catch (err) {
@@ -469,6 +502,8 @@ export class TaskService implements OnApplicationBootstrap {
     if (!task.isTerminal && !this.live.has(task.id)) {
       // Still queued: cancelled here, no worker will run it.
       if (await this.queue?.cancelQueued(task.id, reason)) return;
+      // A worker took it: flagged first, for a worker still registering it (it misses the publish).
+      await this.queue?.flagCancel(task.id, reason);
       // Another instance writes it: ask that one, and wait (a bounded time) for the end. Asked
       // twice: a worker that was just taking the run from the queue when the first request came
       // had not registered it yet, and a request to no one is lost.
@@ -480,6 +515,11 @@ export class TaskService implements OnApplicationBootstrap {
         await waitFor(this.config.cancelTimeoutMs);
       }
       return;
+    }
+    if (this.starting.has(task.id)) {
+      // Taken from the queue, its run not started yet: it never starts.
+      this.live.get(task.id)?.cancel(reason);
+      return task.settled;
     }
     if (!task.isTerminal && !this.cancelling.has(task.id)) {
       this.cancelling.add(task.id);

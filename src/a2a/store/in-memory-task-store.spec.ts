@@ -49,6 +49,61 @@ describe('InMemoryTaskStore', () => {
       expect(store.size()).toBe(4);
     });
 
+    it('forgets each finished task after its own TTL, in any order, one timer for all of them', async () => {
+      jest.useFakeTimers();
+      try {
+        store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 10_000 });
+        const ttls = [3_000, 1_000, 2_000, 1_000, 5_000];
+        const tasks: WrittenTask[] = [];
+        for (const ttl of ttls) {
+          const task = await create();
+          task.complete('done');
+          store.expire(task.id, ttl);
+          tasks.push(task);
+        }
+        // Expired again: the later time counts.
+        store.expire(tasks[1].id, 4_000);
+        expect(jest.getTimerCount()).toBe(1);
+        const kept = async (): Promise<number[]> =>
+          (await Promise.all(tasks.map((t) => store.get(t.id)))).flatMap((t, i) => (t ? [i] : []));
+        jest.advanceTimersByTime(999);
+        expect(await kept()).toEqual([0, 1, 2, 3, 4]);
+        jest.advanceTimersByTime(1);
+        expect(await kept()).toEqual([0, 1, 2, 4]);
+        jest.advanceTimersByTime(1_000);
+        expect(await kept()).toEqual([0, 1, 4]);
+        jest.advanceTimersByTime(1_000);
+        expect(await kept()).toEqual([1, 4]);
+        jest.advanceTimersByTime(1_000);
+        expect(await kept()).toEqual([4]);
+        jest.advanceTimersByTime(1_000);
+        expect(await kept()).toEqual([]);
+        expect(jest.getTimerCount()).toBe(0);
+        expect(store.retained()).toEqual({ tasks: 0, bytes: 0 });
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('keeps its expiry queue bounded when tasks are forgotten before their TTL (maxRetainedTasks)', async () => {
+      jest.useFakeTimers();
+      try {
+        store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 10 });
+        for (let i = 0; i < 2_000; i++) {
+          const task = await create();
+          task.complete('done');
+          store.expire(task.id, 60_000);
+        }
+        expect(store.retained().tasks).toBe(10);
+        const queue = (store as unknown as { expiryQueue: unknown[] }).expiryQueue;
+        expect(queue.length).toBeLessThanOrEqual(2 * 10 + 1_024);
+        jest.advanceTimersByTime(60_000);
+        expect(store.size()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
     it('forgets the oldest finished tasks first past maxRetainedBytes', async () => {
       const probe = await create();
       for (let i = 0; i < 20; i++) probe.narrate('x'.repeat(1_000));

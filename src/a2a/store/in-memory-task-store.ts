@@ -28,11 +28,21 @@ interface OwnerIndex {
  */
 export class InMemoryTaskStore extends TaskStore {
   private readonly tasks = new Map<string, TaskRecord>();
-  private readonly contexts = new Map<string, Set<TaskRecord>>();
+  /** Each conversation's tasks (an array: most conversations hold one task, and a Set per task cost more). */
+  private readonly contexts = new Map<string, TaskRecord[]>();
   private readonly owners = new Map<CallerId, OwnerIndex>();
   /** State each indexed task is filed under. */
   private readonly filedState = new Map<TaskRecord, TaskState>();
-  private readonly expiries = new Map<string, NodeJS.Timeout>();
+  /**
+   * When each finished task expires, and the same times soonest first from `expiryHead` on:
+   * one timer for the soonest instead of one per finished task (10,000 timers alive by default).
+   * A queue entry whose time is not its task's current one is stale and skipped.
+   */
+  private readonly expiresAt = new Map<string, number>();
+  private expiryQueue: { id: string; at: number }[] = [];
+  private expiryHead = 0;
+  private expiryTimer?: NodeJS.Timeout;
+  private expiryTimerAt = Number.POSITIVE_INFINITY;
   /** Claimed messages (owner and messageId) to their task, and each task's claim, to forget it with the task. */
   private readonly messages = new Map<string, string>();
   private readonly claims = new Map<string, string>();
@@ -42,6 +52,8 @@ export class InMemoryTaskStore extends TaskStore {
   private clock = 0;
   private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
+  /** One function for every task's status changes, not a closure per task. */
+  private readonly onStatus = (task: TaskRecord): void => this.statusChanged(task);
 
   constructor(private readonly options: InMemoryTaskStoreOptions) {
     super();
@@ -52,12 +64,12 @@ export class InMemoryTaskStore extends TaskStore {
       ...init,
       maxEvents: this.options.maxEventsPerTask,
       maxFinishedTools: this.options.maxFinishedToolsPerTask,
-      onStatus: (changed) => this.statusChanged(changed),
+      onStatus: this.onStatus,
     });
     this.tasks.set(task.id, task);
-    let context = this.contexts.get(task.contextId);
-    if (!context) this.contexts.set(task.contextId, (context = new Set()));
-    context.add(task);
+    const context = this.contexts.get(task.contextId);
+    if (context) context.push(task);
+    else this.contexts.set(task.contextId, [task]);
     this.file(task);
     return Promise.resolve(task);
   }
@@ -100,7 +112,7 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   conversation(contextId: string, owner: CallerId): Promise<Conversation> {
-    const tasks = [...(this.contexts.get(contextId) ?? [])].filter((task) => task.owner === owner);
+    const tasks = (this.contexts.get(contextId) ?? []).filter((task) => task.owner === owner);
     const turns = tasks.flatMap((task) =>
       task.answerText === undefined
         ? []
@@ -144,10 +156,7 @@ export class InMemoryTaskStore extends TaskStore {
   expire(id: string, afterMs: number): void {
     const task = this.tasks.get(id);
     if (!task) return;
-    clearTimeout(this.expiries.get(id));
-    const timer = setTimeout(() => this.forget(id), afterMs);
-    timer.unref();
-    this.expiries.set(id, timer);
+    this.queueExpiry(id, Date.now() + afterMs);
     if (!this.finished.has(id)) {
       const bytes = task.bytes;
       this.finished.set(id, bytes);
@@ -166,9 +175,66 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   close(): Promise<void> {
-    for (const timer of this.expiries.values()) clearTimeout(timer);
-    this.expiries.clear();
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryTimerAt = Number.POSITIVE_INFINITY;
+    this.expiresAt.clear();
+    this.expiryQueue = [];
+    this.expiryHead = 0;
     return Promise.resolve();
+  }
+
+  /** Queues a task's expiry (in order: TaskService expires every task after the same TTL, so this is an append). */
+  private queueExpiry(id: string, at: number): void {
+    this.expiresAt.set(id, at);
+    const queue = this.expiryQueue;
+    if (queue.length === this.expiryHead || queue[queue.length - 1].at <= at) {
+      queue.push({ id, at });
+    } else {
+      let lo = this.expiryHead;
+      let hi = queue.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (queue[mid].at <= at) lo = mid + 1;
+        else hi = mid;
+      }
+      queue.splice(lo, 0, { id, at });
+    }
+    this.compactExpiries();
+    this.armExpiryTimer();
+  }
+
+  /** Forgets the tasks whose time has come, then waits for the next one. */
+  private expireDue(): void {
+    this.expiryTimer = undefined;
+    this.expiryTimerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    const queue = this.expiryQueue;
+    while (this.expiryHead < queue.length && queue[this.expiryHead].at <= now) {
+      const { id, at } = queue[this.expiryHead++];
+      if (this.expiresAt.get(id) === at) this.forget(id);
+    }
+    this.compactExpiries();
+    this.armExpiryTimer();
+  }
+
+  private armExpiryTimer(): void {
+    const next = this.expiryQueue[this.expiryHead];
+    if (!next || next.at >= this.expiryTimerAt) return;
+    clearTimeout(this.expiryTimer);
+    this.expiryTimerAt = next.at;
+    this.expiryTimer = setTimeout(() => this.expireDue(), Math.max(0, next.at - Date.now()));
+    this.expiryTimer.unref();
+  }
+
+  /** Drops the entries already done or stale (tasks forgotten earlier) once they are most of the queue. */
+  private compactExpiries(): void {
+    const pending = this.expiryQueue.length - this.expiryHead;
+    const mostlyDone = this.expiryHead >= 1024 && this.expiryHead >= pending;
+    const mostlyStale = pending >= 2 * this.expiresAt.size + 1024;
+    if (!mostlyDone && !mostlyStale) return;
+    this.expiryQueue = this.expiryQueue.slice(this.expiryHead).filter((entry) => this.expiresAt.get(entry.id) === entry.at);
+    this.expiryHead = 0;
   }
 
   private evictOldestFinished(): void {
@@ -179,8 +245,7 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   private forget(id: string): void {
-    clearTimeout(this.expiries.get(id));
-    this.expiries.delete(id);
+    this.expiresAt.delete(id);
     const claim = this.claims.get(id);
     if (claim !== undefined) {
       this.claims.delete(id);
@@ -195,8 +260,9 @@ export class InMemoryTaskStore extends TaskStore {
     if (!task) return;
     this.tasks.delete(id);
     const context = this.contexts.get(task.contextId);
-    context?.delete(task);
-    if (context?.size === 0) this.contexts.delete(task.contextId);
+    const at = context?.indexOf(task) ?? -1;
+    if (context && at >= 0) context.splice(at, 1);
+    if (context?.length === 0) this.contexts.delete(task.contextId);
     this.unfile(task);
   }
 
@@ -224,9 +290,9 @@ export class InMemoryTaskStore extends TaskStore {
     if (!index) return;
     index.all.remove(task);
     if (state !== undefined) {
-      const byState = index.byState.get(state);
-      byState?.remove(task);
-      if (byState?.size === 0) index.byState.delete(state);
+      // An emptied state's index stays while its owner has tasks (a handful of states at most):
+      // tasks pass through submitted and working one after another, each would make a new one.
+      index.byState.get(state)?.remove(task);
     }
     if (index.all.size === 0) this.owners.delete(task.owner);
   }
@@ -243,7 +309,7 @@ export class InMemoryTaskStore extends TaskStore {
   /** A conversation holds at most maxHistoryLength tasks per caller: sorting them is cheap. */
   private listContext(owner: CallerId, query: ListTasksQuery, before: number | undefined): TaskPage {
     const index = this.owners.get(owner);
-    const keyed = [...(this.contexts.get(query.contextId ?? '') ?? [])]
+    const keyed = (this.contexts.get(query.contextId ?? '') ?? [])
       .filter(
         (task) =>
           task.owner === owner &&

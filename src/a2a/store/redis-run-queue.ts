@@ -3,7 +3,8 @@ import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import type { SkillRequest } from '../../runtime';
 import { serviceUnavailable } from '../a2a-errors';
-import type { RedisTaskStore } from './redis-task-store';
+import { unavailableIfDown, type RedisTaskStore } from './redis-task-store';
+import { QUEUED_BEFORE_SCRIPT } from './run-queue-scripts';
 import type { NewTask, TaskView, WrittenTask } from './task-store';
 
 export interface RunQueueOptions {
@@ -15,6 +16,8 @@ export interface RunQueueOptions {
   maxConcurrentRuns: number;
   /** How long a task a reaper ended stays readable. */
   taskTtlMs: number;
+  /** How long a run may wait for a worker; past it its task ends FAILED (queueTimeoutMessage). */
+  queueTimeoutMs: number;
   /** A task the queue ended itself (cancelled while queued, worker lost). */
   ended?: (task: WrittenTask) => void;
 }
@@ -24,6 +27,13 @@ export const RUN_QUEUE_DEFAULTS = { leaseMs: 10_000, maxQueuedRuns: 10_000, maxC
 /** The status message of a task whose worker stopped renewing its lease (died, hung or cut off). */
 export const WORKER_LOST_MESSAGE =
   'the worker running this task was lost (its lease expired); the run is not restarted, since its tools may have had side effects';
+
+/** The status message of a task whose run no worker took in time. */
+export const queueTimeoutMessage = (ms: number): string =>
+  `no worker took the run within ${ms} ms (redis.queueTimeoutMs): no instance with role all or worker was free to run it; the run is not started`;
+
+/** How long a cancel flag waits for the worker that was taking the run (see flagCancel). */
+const CANCEL_FLAG_TTL_MS = 5 * 60_000;
 
 /** Consumer group of the workers on the run stream. */
 const GROUP = 'workers';
@@ -97,6 +107,22 @@ export class RedisRunQueue {
     this.store.expire(id, this.options.taskTtlMs);
     this.options.ended?.(task);
     return true;
+  }
+
+  /**
+   * A CancelTask for a task a worker took: flagged in Redis before the cancel is published, so
+   * that a worker still registering the run (it would miss the publish) sees the flag once it has
+   * (cancelFlag) and never starts it.
+   */
+  flagCancel(id: string, reason: string): Promise<void> {
+    return unavailableIfDown(async () => {
+      await this.store.redis.set(this.store.key('runs', 'cancel', id), reason, 'PX', CANCEL_FLAG_TTL_MS);
+    });
+  }
+
+  /** The reason of a CancelTask asked while this worker was taking the run, if any. */
+  async cancelFlag(id: string): Promise<string | undefined> {
+    return (await this.store.redis.get(this.store.key('runs', 'cancel', id))) ?? undefined;
   }
 
   /** Every instance reaps: each third of the lease time, tasks whose worker was lost end FAILED. */
@@ -221,6 +247,7 @@ export class RedisRunQueue {
     if (this.reaping) return;
     this.reaping = true;
     try {
+      await this.failUntaken();
       for (const id of await this.store.expiredLeases(REAP_BATCH)) {
         const task = await this.store.takeOver(id, 'expired', 0);
         if (!task) continue;
@@ -231,6 +258,25 @@ export class RedisRunQueue {
       }
     } finally {
       this.reaping = false;
+    }
+  }
+
+  /** Runs no worker took within queueTimeoutMs: their tasks end FAILED, and their entries leave the queue. */
+  private async failUntaken(): Promise<void> {
+    const { queueTimeoutMs, taskTtlMs } = this.options;
+    const entries = (await this.store.redis.eval(QUEUED_BEFORE_SCRIPT, 1, this.key, queueTimeoutMs, REAP_BATCH)) as [string, string[]][];
+    for (const [entryId, fields] of entries) {
+      const queued = parseRun(fields);
+      // Only while still queued: a worker that took it meanwhile runs it.
+      const task = queued && (await this.store.takeOver(queued.taskId, 'queued', 0));
+      if (task) {
+        const message = queueTimeoutMessage(queueTimeoutMs);
+        this.logger.warn(`task ${task.id}: ${message}`);
+        task.fail(message);
+        this.store.expire(task.id, taskTtlMs);
+        this.options.ended?.(task);
+      }
+      await this.store.redis.multi().xack(this.key, GROUP, entryId).xdel(this.key, entryId).exec();
     }
   }
 }

@@ -7,6 +7,7 @@ import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
+import { RedisRetention } from './redis-retention';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
@@ -24,6 +25,10 @@ export interface RedisTaskStoreOptions {
   runningTtlMs?: number;
   /** Close `redis` with the store (it was opened for it). */
   ownsConnection?: boolean;
+  /** Finished tasks kept in Redis, for all instances (unset: only taskTtlMs bounds them); see RedisRetention. */
+  maxRetainedTasks?: number;
+  /** Bytes (Redis MEMORY USAGE) the finished tasks may hold in Redis, for all instances. */
+  maxRetainedBytes?: number;
 }
 
 /** How long a follower count outlives its last change (a dead instance's count goes away). */
@@ -115,10 +120,16 @@ export class RedisTaskStore extends TaskStore {
   private readonly subscribed = new Map<string, Promise<void>>();
   /** Tasks this instance runs from the run queue under a lease it renews (see RedisRunQueue). */
   private readonly runLeases = new Set<string>();
+  /** The caps on finished tasks (count and bytes), shared by every instance. */
+  readonly retention?: RedisRetention;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
     this.prefix = options.keyPrefix ?? 'toolstream:';
+    const { maxRetainedTasks, maxRetainedBytes } = options;
+    if (maxRetainedTasks !== undefined && maxRetainedBytes !== undefined) {
+      this.retention = new RedisRetention({ redis: options.redis, prefix: this.prefix, maxRetainedTasks, maxRetainedBytes });
+    }
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
@@ -190,6 +201,17 @@ export class RedisTaskStore extends TaskStore {
         return undefined;
       }
       return (await this.redis.get(key)) ?? undefined;
+    });
+  }
+
+  override replaceMessageClaim(owner: CallerId, messageId: string, stale: string, taskId: string): Promise<boolean> {
+    return unavailableIfDown(async () => {
+      const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
+      const ttl = this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS;
+      const moved = await this.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) and 1 end return 0", 1, key, stale, taskId, ttl);
+      if (moved !== 1) return false;
+      this.claims.set(taskId, key);
+      return true;
     });
   }
 
@@ -379,6 +401,8 @@ export class RedisTaskStore extends TaskStore {
       // The conversation and the owner's listing live as long as their newest finished task.
       if (entry && owner !== undefined) keys.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
       await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
+      // Filed among the finished tasks once its end is stored: the oldest past the caps are evicted.
+      await this.retention?.finished(id, afterMs);
     };
     const work = finish()
       .catch((err: unknown) => this.logger.error(`expiring task ${id} in Redis failed: ${err instanceof Error ? err.message : String(err)}`))

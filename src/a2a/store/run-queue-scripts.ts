@@ -77,6 +77,16 @@ end
 return lost
 `;
 
+/**
+ * Runs queued longer than a time (by Redis's clock: a stream entry's id is the ms it was added),
+ * oldest first. KEYS: run stream. ARGV: time ms, count.
+ */
+export const QUEUED_BEFORE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('XRANGE', KEYS[1], '-', string.format('%d', now - tonumber(ARGV[1])), 'COUNT', tonumber(ARGV[2]))
+`;
+
 /** Ids whose run lease is past due, oldest first. KEYS: leases set. ARGV: count. */
 export const EXPIRED_LEASES_SCRIPT = `
 local t = redis.call('TIME')

@@ -119,6 +119,15 @@ export abstract class TaskStore {
   /** Gives back a claim whose task was never created (its admission failed). */
   abstract releaseMessage(owner: CallerId, messageId: string, taskId: string): void;
   /**
+   * Moves a claim that outlived its task (`stale` is gone) to `taskId`, atomically, only while it
+   * still names `stale`; false when it does not. The in-memory store forgets a claim with its
+   * task, so it never has such a claim.
+   */
+  replaceMessageClaim(owner: CallerId, messageId: string, stale: string, taskId: string): Promise<boolean> {
+    void [owner, messageId, stale, taskId];
+    return Promise.resolve(false);
+  }
+  /**
    * Asks the instance that writes the task to cancel its run (another instance, in a shared
    * store); that instance's `onCancelRequest` handler gets it.
    */
