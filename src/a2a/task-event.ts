@@ -12,11 +12,7 @@ const v03 = new V03PushNotificationSerializer();
  * garbage collector's work with it.
  */
 export class TaskEvent {
-  /** Characters of the 1.0 JSON (what the log weighs). */
-  readonly jsonLength: number;
-  private text?: string;
-  /** The 1.0 JSON as UTF-8, off the JS heap, once compacted (see `compact`). */
-  private bytes?: Buffer;
+  readonly json: string;
   private json03?: string;
 
   constructor(
@@ -28,25 +24,7 @@ export class TaskEvent {
     /** The task's terminal status update: streams end after it. */
     readonly terminal = false,
   ) {
-    this.text = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
-    this.jsonLength = this.text.length;
-  }
-
-  /** The 1.0 ProtoJSON. */
-  get json(): string {
-    return this.text ?? (this.bytes as Buffer).toString('utf8');
-  }
-
-  /**
-   * Moves the JSON off the JS heap once its live delivery is done and the event stays in a log
-   * only for replay: a log of thousands of events as strings is what the young-generation
-   * garbage collector would otherwise copy and promote, frame after frame. Reads after it
-   * decode the bytes again.
-   */
-  compact(): void {
-    if (this.text === undefined) return;
-    this.bytes = Buffer.from(this.text, 'utf8');
-    this.text = undefined;
+    this.json = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
   }
 
   /** The StreamResponse, decoded again from its JSON (a fresh object on each read). */

@@ -90,7 +90,7 @@ export interface SnapshotOptions {
 }
 
 /** An event's weight in the log: its JSON's length. */
-const eventBytes = (event: TaskEvent): number => event.jsonLength;
+const eventBytes = (event: TaskEvent): number => event.json.length;
 
 /**
  * Listeners being pumped (a listener follows one task): one set for every task rather than a
@@ -234,7 +234,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
     else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
-    this.keepToolArtifact(frame, event.jsonLength);
+    this.keepToolArtifact(frame, event.json.length);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
@@ -441,7 +441,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.onEvent?.(event, this);
     this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
-    this.log.get(event.seq - LIVE_EVENTS)?.compact();
   }
 
   /**
@@ -485,9 +484,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (callbacks) for (const callback of callbacks) callback();
   }
 }
-
-/** The newest events keep their JSON as a string (live delivery); older ones are compacted (see TaskEvent.compact). */
-const LIVE_EVENTS = 256;
 
 const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
 const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
