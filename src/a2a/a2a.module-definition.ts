@@ -80,19 +80,21 @@ export interface A2aModuleOptions {
   maxFinishedToolsPerTask?: number;
   /**
    * Tasks running at once on this server (default 1000). Past it a new message is refused with
-   * HTTP 503 and Retry-After (JSON-RPC -32603), naming the limit.
+   * HTTP 503 and Retry-After (JSON-RPC -32603), naming the limit. With `redis`: for all instances
+   * on that Redis together (a dead instance's tasks count until their lease, `redis.leaseMs`, lapses).
    */
   maxLiveTasks?: number;
   /**
    * Tasks one caller may have running at once (default 500). Past it: HTTP 429 and Retry-After
-   * (JSON-RPC -32603), naming the limit.
+   * (JSON-RPC -32603), naming the limit. With `redis`: on all instances together.
    */
   maxLiveTasksPerCaller?: number;
-  /** Finished tasks kept readable (default 10000); past it the oldest finished is forgotten first. */
+  /** Finished tasks kept readable (default 10000); past it the oldest finished is forgotten first. With `redis`: for all instances together. */
   maxRetainedTasks?: number;
   /**
    * Bytes the finished tasks may hold, their retained events and artifacts (default 256 MiB);
-   * past it the oldest finished are forgotten first.
+   * past it the oldest finished are forgotten first. With `redis`: for all instances together,
+   * counted as Redis's MEMORY USAGE of each finished task's hash and event stream.
    */
   maxRetainedBytes?: number;
   /**
