@@ -10,7 +10,7 @@ import {
   type Message,
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
-import { EMPTY, catchError, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { A2A_CONFIG, A2A_EXTENSIONS, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
@@ -30,7 +30,7 @@ import { DEFAULT_PAGE_SIZE } from './dto/task-requests.dto';
 import type { SendMessageRequestDto } from './dto/send-message.dto';
 import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
-import { toSseMessages, withKeepAlive, type StreamFraming } from './sse-framing';
+import { toSseStream, type StreamFraming } from './sse-framing';
 import type { TaskEvent } from './task-event';
 import type { TaskView } from './store/task-store';
 import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
@@ -205,12 +205,10 @@ export class A2aService {
   private frame(events: Observable<TaskEvent>, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Observable<MessageEvent> {
     this.clientStreams.track(response, () => this.closeByServer(response));
     return events.pipe(
-      toSseMessages(ctx.version, framing),
-      withKeepAlive(this.config.keepAliveMs),
-      catchError((err: unknown) => {
-        if (!(err instanceof StreamOverrunError)) throw err;
+      toSseStream(ctx.version, framing, this.config.keepAliveMs, (err) => {
+        if (!(err instanceof StreamOverrunError)) return false;
         this.closeByServer(response);
-        return EMPTY;
+        return true;
       }),
     );
   }

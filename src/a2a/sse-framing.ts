@@ -1,5 +1,5 @@
 import type { MessageEvent } from '@nestjs/common';
-import { Observable, map, type OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
 import type { TaskEvent } from './task-event';
 
@@ -20,23 +20,31 @@ function jsonRpcResultPrefix(requestId: JsonRpcId): string {
 }
 
 /**
- * Task events as SSE messages: `id` is the task's sequence number (what a client sends back as
- * Last-Event-ID), `data` one line of JSON. The serialised StreamResponse is shared by every
- * subscriber of a version; only the JSON-RPC envelope, which holds the request id, is per stream.
+ * Task events as one stream's SSE messages: `id` is the task's sequence number (what a client
+ * sends back as Last-Event-ID), `data` one line of JSON, and a keep-alive comment every
+ * `keepAliveMs` while the stream is open, so idle streams stay up. The serialised
+ * StreamResponse is shared by every subscriber of a version; only the JSON-RPC envelope, which
+ * holds the request id, is per stream. One subscriber per stream, not an operator each for the
+ * framing, the keep-alive and the error handling: an event takes one hop here instead of three.
+ * `endsQuietly` says which errors end the stream (it completes) rather than fail it.
  */
-export function toSseMessages(version: ProtocolVersion, framing: StreamFraming): OperatorFunction<TaskEvent, MessageEvent> {
+export function toSseStream(
+  version: ProtocolVersion,
+  framing: StreamFraming,
+  keepAliveMs: number,
+  endsQuietly: (err: unknown) => boolean = () => false,
+): OperatorFunction<TaskEvent, MessageEvent> {
   const prefix = framing.binding === 'jsonrpc' ? jsonRpcResultPrefix(framing.requestId) : '';
   const suffix = framing.binding === 'jsonrpc' ? '}' : '';
-  return map((event) => ({ id: String(event.seq), data: prefix + event.jsonFor(version) + suffix }));
-}
-
-/** Adds a comment message every `intervalMs` while the source is open, so idle streams stay up. */
-export function withKeepAlive(intervalMs: number): OperatorFunction<MessageEvent, MessageEvent> {
-  return (source) =>
+  return (events) =>
     new Observable<MessageEvent>((subscriber) => {
-      const timer = setInterval(() => subscriber.next(KEEP_ALIVE), intervalMs);
+      const timer = setInterval(() => subscriber.next(KEEP_ALIVE), keepAliveMs);
       timer.unref();
-      const subscription = source.subscribe(subscriber);
+      const subscription = events.subscribe({
+        next: (event) => subscriber.next({ id: String(event.seq), data: prefix + event.jsonFor(version) + suffix }),
+        error: (err: unknown) => (endsQuietly(err) ? subscriber.complete() : subscriber.error(err)),
+        complete: () => subscriber.complete(),
+      });
       return () => {
         clearInterval(timer);
         subscription.unsubscribe();
