@@ -133,7 +133,7 @@ async function main(): Promise<void> {
           `# CPU profile: ${what}`,
           '',
           `${target}'s server, profiled (sampling every 200 µs) after its warm-up, ${new Date().toISOString()}, load average ${loadAverage.toFixed(1)}: ` +
-            `${perTask}, ${Math.round(result.framesPerSec)} frames/s. Regenerate with \`npm run bench:profile -- ${name}\`.`,
+            `${perTask}, ${Math.round(result.framesPerSec)} frames/s. Regenerate with \`npm run bench:profile -- ${name}${target === 'toolstream' ? '' : ` --target=${target}`}\`.`,
           '',
           summariseProfile(profile),
         ].join('\n'),

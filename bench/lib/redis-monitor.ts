@@ -9,6 +9,8 @@ import Redis from 'ioredis';
 export class RedisCommandCounter {
   private clientCommands = 0;
   private scriptCommands = 0;
+  /** Client commands by name (lower case), to see which ones a change adds or removes. */
+  private byName = new Map<string, number>();
 
   private constructor(private readonly monitor: Redis & { disconnect(): void }) {}
 
@@ -17,18 +19,24 @@ export class RedisCommandCounter {
     const monitor = (await client.monitor()) as unknown as Redis;
     client.disconnect();
     const counter = new RedisCommandCounter(monitor);
-    monitor.on('monitor', (_time: string, _args: string[], source: string) => {
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source === 'lua') counter.scriptCommands++;
-      else counter.clientCommands++;
+      else {
+        counter.clientCommands++;
+        const name = String(args[0] ?? '?').toLowerCase();
+        counter.byName.set(name, (counter.byName.get(name) ?? 0) + 1);
+      }
     });
     return counter;
   }
 
   /** Commands clients sent since the last take (this counter's own none), and those scripts ran. */
-  take(): { client: number; script: number } {
-    const taken = { client: this.clientCommands, script: this.scriptCommands };
+  take(): { client: number; script: number; byName: Record<string, number> } {
+    const byName = Object.fromEntries([...this.byName].sort((a, b) => b[1] - a[1]));
+    const taken = { client: this.clientCommands, script: this.scriptCommands, byName };
     this.clientCommands = 0;
     this.scriptCommands = 0;
+    this.byName = new Map();
     return taken;
   }
 

@@ -97,7 +97,11 @@ export const redisModeSection: BenchSection = {
       data[c.label] = { runs, ratios, commands, countedFrames: counted.frames };
       log(
         `redis ${c.label}: in-memory ${Math.round(spread((runs.toolstream ?? []).map((r) => r.framesPerSec)).median)} f/s, Redis ${Math.round(spread((runs['toolstream-redis'] ?? []).map((r) => r.framesPerSec)).median)} f/s, ratio ${fmt(ratioSpread, 2)}; ` +
-          `p99 Redis ${fmt(spread((runs['toolstream-redis'] ?? []).map((r) => r.latencyP99Ms)), 2)} ms; ${perFrame.client.toFixed(2)} client commands per frame (${perFrame.all.toFixed(2)} with the script's)`,
+          `p99 Redis ${fmt(spread((runs['toolstream-redis'] ?? []).map((r) => r.latencyP99Ms)), 2)} ms; ${perFrame.client.toFixed(2)} client commands per frame (${perFrame.all.toFixed(2)} with the script's); ` +
+          `per frame by command: ${Object.entries(commands.byName)
+            .slice(0, 8)
+            .map(([name, n]) => `${name} ${(n / counted.frames).toFixed(3)}`)
+            .join(', ')} (${counted.frames} frames)`,
       );
     }
     return {

@@ -36,6 +36,26 @@ const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
 
+/** KEYS: the follower count. ARGV: delta, time to live. One command where MULTI/INCRBY/PEXPIRE/EXEC were four. */
+const COUNT_FOLLOWER_SCRIPT = `
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n
+`;
+
+/** KEYS: the run leases, then every key to expire. ARGV: time to live, task id. A finished task's retention in one command. */
+const EXPIRE_TASK_SCRIPT = `
+redis.call('ZREM', KEYS[1], ARGV[2])
+for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
+return 1
+`;
+
+/** The store's own commands (defined on its connection). */
+interface StoreCommands {
+  toolstreamCountFollower(key: string, delta: number, ttlMs: number): Promise<number>;
+  toolstreamExpireTask(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
+}
+
 /** Which process runs a task it took from the run queue (the task hash's `runner` field: host and pid). */
 const RUNNER = `${hostname()}:${process.pid}`;
 
@@ -111,6 +131,8 @@ export class RedisTaskStore extends TaskStore {
       this.retention = new RedisRetention({ redis: options.redis, prefix: this.prefix, maxRetainedTasks, maxRetainedBytes });
     }
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+    options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
+    options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
     this.subscriber = options.redis.duplicate();
     this.subscriber.on('error', (err: Error) => this.logger.warn(`Redis subscriber: ${err.message}`));
     this.subscriber.on('message', (channel: string, message: string) => this.notify(channel, message));
@@ -142,12 +164,7 @@ export class RedisTaskStore extends TaskStore {
   countFollower(id: string, delta: 1 | -1): void {
     const key = this.key('followers', id);
     // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
-    this.redis
-      .multi()
-      .incrby(key, delta)
-      .pexpire(key, FOLLOWER_COUNT_TTL_MS)
-      .exec()
-      .catch(() => undefined);
+    (this.redis as unknown as StoreCommands).toolstreamCountFollower(key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
   }
 
   get redis(): Redis {
@@ -375,15 +392,15 @@ export class RedisTaskStore extends TaskStore {
     const finish = async (): Promise<void> => {
       if (entry) await entry.appender.drained();
       const owner = entry ? ownerKey(entry.record.owner) : undefined;
-      const pipeline = this.redis.pipeline().pexpire(this.key('task', id), afterMs).pexpire(this.key('events', id), afterMs).zrem(this.key('leases'), id);
+      const keys = [this.key('leases'), this.key('task', id), this.key('events', id)];
       this.runLeases.delete(id);
       // The message's claim lives as long as its task.
       const claim = this.claims.get(id);
       this.claims.delete(id);
-      if (claim) pipeline.pexpire(claim, afterMs);
+      if (claim) keys.push(claim);
       // The conversation and the owner's listing live as long as their newest finished task.
-      if (entry && owner !== undefined) pipeline.pexpire(this.key('context', owner, entry.record.contextId), afterMs).pexpire(this.key('owner', owner), afterMs);
-      await pipeline.exec();
+      if (entry && owner !== undefined) keys.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
+      await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
       // Filed among the finished tasks once its end is stored: the oldest past the caps are evicted.
       await this.retention?.finished(id, afterMs);
     };
