@@ -450,8 +450,17 @@ export function shortSummary(results: BenchResults): string {
   }
   const mem = results.taskMemory;
   if (mem) {
-    for (const r of mem.bigTask) out.push(`- ${LABELS[r.target]}: one task of ${n(r.toolCalls)} tool calls keeps ${sp(r.retainedHeapMiB, 1)} MiB of heap once finished (peak ${sp(r.peakHeapMiB, 1)} MiB while it runs).`);
-    for (const r of mem.retained) out.push(`- ${n(r.tasks)} finished tasks of ${n(r.toolCallsPerTask)} tool calls kept for replay: ${sp(r.heapPerTaskKiB, 1)} KiB of heap each (${LABELS[r.target]}${r.redisPerTaskKiB ? `, and ${sp(r.redisPerTaskKiB, 1)} KiB in Redis` : ''}).`);
+    // Heap and RSS of the instance, and in Redis mode what Redis holds (used_memory), per row.
+    for (const r of mem.bigTask) {
+      const redis = r.redisMiB ? `; Redis used_memory ${sp(r.redisMiB, 1)} MiB more` : '';
+      out.push(
+        `- ${LABELS[r.target]}: one task of ${n(r.toolCalls)} tool calls keeps ${sp(r.retainedHeapMiB, 1)} MiB of heap and ${sp(r.retainedRssMiB, 1)} MiB of RSS once finished (peak ${sp(r.peakHeapMiB, 1)} MiB heap, ${sp(r.peakRssMiB, 1)} MiB RSS while it runs)${redis}.`,
+      );
+    }
+    for (const r of mem.retained) {
+      const redis = r.redisPerTaskKiB ? `, and ${sp(r.redisPerTaskKiB, 1)} KiB of Redis used_memory` : '';
+      out.push(`- ${n(r.tasks)} finished tasks of ${n(r.toolCallsPerTask)} tool calls kept for replay (${LABELS[r.target]}): ${sp(r.heapPerTaskKiB, 1)} KiB of heap and ${sp(r.rssPerTaskKiB, 1)} KiB of RSS each${redis}.`);
+    }
     out.push('');
   }
   return out.join('\n');
