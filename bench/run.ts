@@ -10,16 +10,17 @@
  * CPU profiles of the per-request cases: `npm run bench:profile` (bench/profile.ts).
  */
 import { execSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig, type BenchConfig } from './lib/config';
 import { TARGETS, type Target } from './lib/ipc';
 import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
-import { chart, checkTargets, markdownSummary, shortSummary, type BenchResults } from './lib/report';
+import { checkTargets, type BenchResults } from './lib/report';
 import type { BenchSection } from './lib/section';
 import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
+import { writeReport } from './lib/write-report';
 import { answerStreamingSection } from './sections/answer-streaming';
 import { CURVE_TARGETS, CURVE_TARGETS_WITH_REDIS, measureCurves } from './sections/curves';
 import { measureEmptyTask } from './sections/empty-task';
@@ -95,25 +96,6 @@ function fdLimit(): string {
   }
 }
 
-const PERFORMANCE_DOC = join(__dirname, '..', 'docs', 'performance.md');
-const SUMMARY_START = '<!-- bench:summary:start -->';
-const SUMMARY_END = '<!-- bench:summary:end -->';
-
-/** A full run refreshes the generated block of docs/performance.md (and nothing else there). */
-function updatePerformanceDoc(summary: string): boolean {
-  let doc: string;
-  try {
-    doc = readFileSync(PERFORMANCE_DOC, 'utf8');
-  } catch {
-    return false;
-  }
-  const start = doc.indexOf(SUMMARY_START);
-  const end = doc.indexOf(SUMMARY_END);
-  if (start === -1 || end < start) return false;
-  writeFileSync(PERFORMANCE_DOC, `${doc.slice(0, start)}${SUMMARY_START}\n${summary}\n${doc.slice(end)}`);
-  return true;
-}
-
 async function main(): Promise<number> {
   const { quick, sections, budgetS } = parseArgs(process.argv.slice(2));
   const config = benchConfig(quick);
@@ -182,17 +164,10 @@ async function main(): Promise<number> {
   const complete = !quick && sections.length === SECTIONS.length;
   const dir = complete ? __dirname : join(__dirname, '.work', quick ? 'quick' : 'partial');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const failed =
-    (failure === undefined ? '' : `\n**INCOMPLETE RUN**: a section failed: ${failure instanceof Error ? failure.message : String(failure)}\n`) +
-    (skipped.length ? `\n**INCOMPLETE RUN**: sections skipped for the time budget: ${skipped.join(', ')}\n` : '');
-  const summary = `${markdownSummary(results)}${failed}`;
-  writeFileSync(join(dir, 'RESULTS.md'), `# Benchmark results\n\n![frames/s and CPU per frame against tool calls per task, and against concurrent streams](chart.svg)\n\n${summary}\n`);
-  const svg = chart(results);
-  if (svg) writeFileSync(join(dir, 'chart.svg'), svg);
-  console.log(`\n${summary}`);
-  const doc = complete && failure === undefined && updatePerformanceDoc(shortSummary(results));
-  log(`wrote results.json, RESULTS.md${svg ? ', chart.svg' : ''} in ${dir}${doc ? ', and the summary in docs/performance.md' : ''}`);
+  if (failure !== undefined) results.meta.failure = failure instanceof Error ? failure.message : String(failure);
+  const written = writeReport(results, dir, complete);
+  console.log(`\n${written.summary}`);
+  log(`wrote results.json, RESULTS.md${written.chart ? ', chart.svg' : ''} in ${dir}${written.doc ? ', and the summary in docs/performance.md' : ''}`);
   if (!results.validity.ok) console.error(`bench: INVALID RUN: ${results.validity.errors.join('; ')}`);
   return failure === undefined && results.validity.ok ? 0 : 1;
 }

@@ -35,6 +35,8 @@ export interface BenchResults {
     sections: SectionMeta[];
     /** Sections skipped because the run was past its --budget-min. */
     skipped?: string[];
+    /** The error that stopped a section, when one did (the run is then incomplete). */
+    failure?: string;
   };
   validity?: Validity;
   emptyTask?: EmptyTaskResult;
@@ -121,8 +123,9 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Sectio
   const curve1k = results.curves?.ratios.find((r) => r.toolCalls === 1_000);
   if (curve1k && curve1k.redisOverInMemory.reps.length) {
     checks.push(target('Redis store, one stream at 1,000 tool calls per task: ≥ 0.5× in-memory frames/s', curve1k.redisOverInMemory, true, 0.5, 2, '×'));
-    const point = results.curves?.points.find((p) => p.target === 'toolstream-redis' && p.toolCalls === 1_000);
-    checks.push(target('Redis store: ≤ 1 Redis round trip per frame, amortised (commands processed per frame, an upper bound)', point?.redisCommandsPerFrame, false, 1, 2));
+    // Round trips per frame are judged in the redis section, on the commands the instance sends: the
+    // curves' "Redis commands processed per frame" counts commands processed, those the append script runs
+    // inside Redis included, which are no round trips.
   }
   const redisP99 = latency100?.figures.find((f) => f.target === 'toolstream-redis')?.latencyP99Ms;
   checks.push(target('Redis store: p99 publish-to-client latency < 10 ms at 100 streams', redisP99, false, 10, 2, ' ms'));
@@ -243,7 +246,7 @@ export function markdownSummary(results: BenchResults): string {
       '### Curves: server CPU per frame (µs, all in), against tool calls per task',
       '',
       table(
-        ['tool calls per task', ...curves.targets.map((t) => LABELS[t]), 'toolstream / limit', ...(redisCurve ? ['Redis commands per frame'] : [])],
+        ['tool calls per task', ...curves.targets.map((t) => LABELS[t]), 'toolstream / limit', ...(redisCurve ? ['Redis commands processed per frame (script internals included)'] : [])],
         sizes.map((size) => [
           n(size),
           ...curves.targets.map((t) => cell(t, size, (p) => sp(p.cpuPerFrameUs, 1))),
