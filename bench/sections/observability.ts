@@ -6,11 +6,12 @@
  *   variables (src/otel-sdk.ts): its defaults, a BatchSpanProcessor and the OTLP http/protobuf
  *   exporter, sending to a receiver on loopback that answers at once (lib/otlp-span-counter.ts, in
  *   the harness: a collector next to the service), so the exporter's encoding and sending are
- *   counted in the server's CPU and a slow network is not; and the metrics on, /metrics scraped;
- * - tracing only, and metrics only: where the cost is.
+ *   counted in the server's CPU and a slow network is not; and the metrics on;
+ * - tracing only, and metrics only: where the cost is (a full run only; a quick one starts
+ *   off and on alone, to stay short).
  * All play the same scripted tasks at full speed; the figure is the server's CPU (user +
- * system, every thread) per frame delivered. Each repetition interleaves the four in slices
- * (the order reversed every other slice), so a change in the machine's load falls on all four
+ * system, every thread) per frame delivered. Each repetition interleaves the servers in slices
+ * (the order reversed every other slice), so a change in the machine's load falls on all
  * alike; each slice ends, inside its CPU window, with a flush of the spans the batch processor
  * still holds, so every span's export is counted in the slice that made it. Servers are warmed
  * up before any figure.
@@ -28,14 +29,18 @@ import type { BenchSection, SectionContext, SectionReport, SectionRow, SectionTa
 import { spread, worst, type Spread } from '../lib/stats';
 
 type Mode = 'off' | 'on' | 'tracing' | 'metrics';
-/** off and on are the target's pair; tracing alone and metrics alone show where the cost is. */
-const MODES: readonly Mode[] = ['off', 'on', 'tracing', 'metrics'];
+/**
+ * off and on are the target's pair; tracing alone and metrics alone show where the cost is (a
+ * full run only: a quick one starts two servers instead of four, to stay short).
+ */
+const modesFor = (quick: boolean): readonly Mode[] => (quick ? ['off', 'on'] : ['off', 'on', 'tracing', 'metrics']);
 const MODE_LABELS: Record<Mode, string> = {
   off: 'off (no metrics, no SDK)',
   on: 'on (Node SDK, batch + OTLP http/protobuf; metrics)',
   tracing: 'tracing only (Node SDK, batch + OTLP http/protobuf)',
   metrics: 'metrics only',
 };
+const MODE_NAMES: Record<Mode, string> = { off: 'off', on: 'on', tracing: 'tracing only', metrics: 'metrics only' };
 const traced = (mode: Mode): boolean => mode === 'on' || mode === 'tracing';
 const scraped = (mode: Mode): boolean => mode === 'on' || mode === 'metrics';
 /** Slices per repetition and mode, taken in turns (fewer, smaller ones in a quick run). */
@@ -76,8 +81,8 @@ interface Slice {
 
 function cases(quick: boolean): Case[] {
   return [
-    { label: '4 tool calls per task', toolCalls: 4, streams: quick ? 160 : 1_200, maxOpen: 50 },
-    { label: '100 tool calls per task', toolCalls: 100, streams: quick ? 32 : 160, maxOpen: 10 },
+    { label: '4 tool calls per task', toolCalls: 4, streams: quick ? 80 : 1_200, maxOpen: 50 },
+    { label: '100 tool calls per task', toolCalls: 100, streams: quick ? 16 : 160, maxOpen: 10 },
   ];
 }
 
@@ -140,6 +145,7 @@ export const observabilitySection: BenchSection = {
     const { config, pool, log } = ctx;
     const reps = Math.max(3, config.reps);
     const slices = slicesFor(config.quick);
+    const MODES = modesFor(config.quick);
     const servers = new Map<Mode, ServerProcess>();
     const receiver = await OtlpSpanCounter.start();
     const rows: SectionRow[] = [];
@@ -155,24 +161,27 @@ export const observabilitySection: BenchSection = {
       );
       const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
+      const t0 = performance.now();
+      const phase = (what: string): void => log(`observability: ${what} at ${((performance.now() - t0) / 1000).toFixed(1)} s after the servers were up`);
       // Warm-up: thousands of frames on each, long and short tasks, before any figure.
       for (const mode of MODES) {
         const url = servers.get(mode)!.url;
         for (const [toolCalls, streams] of [
-          [500, config.quick ? 12 : 40],
-          [4, 40],
+          [500, config.quick ? 6 : 40],
+          [4, config.quick ? 20 : 40],
         ]) {
           const warm = await pool.load.run({ url, streams, maxOpen: 8, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
           if (warm.completed !== warm.streams) throw new Error(`observability ${mode}: the warm-up failed: ${warm.errors.join('; ')}`);
         }
         if (traced(mode)) await servers.get(mode)!.flushSpans();
       }
+      phase('warmed up');
       // What one scrape costs the server on its own (its series are all there after the warm-up).
-      const scrapeMs = await scrapeCpuMs(servers.get('metrics')!);
+      const scrapeMs = await scrapeCpuMs(servers.get('on')!);
       data.scrapeCpuMs = scrapeMs;
       const scrapeUs = scrapeMs.median * 1000;
       log(`observability: one /metrics scrape costs the server ${fmt(scrapeMs, 2)} ms of CPU (${SCRAPE_SAMPLES} scrapes of an idle server, per repetition); at one scrape per ${SCRAPE_INTERVAL_S} s that is ${((scrapeUs / (SCRAPE_INTERVAL_S * 1e6)) * 100).toFixed(3)} % of one core`);
-      rows.push({ label: 'one /metrics scrape of the metrics-only server, idle (its CPU in ms, not µs)', cells: [scrapeMs, '—', '—', '—', '—', '—'] });
+      rows.push({ label: 'one /metrics scrape of the on server, idle (its CPU in ms, not µs)', cells: [scrapeMs, '—', '—', '—', '—', '—'] });
       for (const c of cases(config.quick)) {
         const byMode: Record<Mode, Rep[]> = { off: [], on: [], tracing: [], metrics: [] };
         const overheads: Record<Mode, number[]> = { off: [], on: [], tracing: [], metrics: [] };
@@ -221,15 +230,17 @@ export const observabilitySection: BenchSection = {
           met: Number.isFinite(w) && w <= MAX_OVERHEAD_PCT,
         });
         data[c.label] = MODES.flatMap((mode) => byMode[mode]);
+        phase(`${c.label} measured`);
         const cpu = (mode: Mode) => fmt(spread(byMode[mode].map((r) => r.cpuPerFrameUs)), 1);
         const more = (mode: Mode) => {
           const o = spread(overheads[mode]);
           return `${fmt(o, 1)} % (min ${o.min.toFixed(1)}, median ${o.median.toFixed(1)}, max ${o.max.toFixed(1)})`;
         };
+        const others = MODES.filter((mode) => mode !== 'off');
         log(
-          `observability ${c.label}: server CPU per frame (µs, per repetition) off ${cpu('off')}; on ${cpu('on')}; tracing only ${cpu('tracing')}; metrics only ${cpu('metrics')} ` +
+          `observability ${c.label}: server CPU per frame (µs, per repetition) ${MODES.map((mode) => `${MODE_NAMES[mode]} ${cpu(mode)}`).join('; ')} ` +
             `(the scrape, one per ${SCRAPE_INTERVAL_S} s at the frame rate on ran at, adds ${fmt(spread(byMode.on.map((r) => r.scrapePerFrameUs * 1000)), 2)} ns per frame). ` +
-            `More CPU per frame than off: on ${more('on')}; tracing only ${more('tracing')}; metrics only ${more('metrics')}. ` +
+            `More CPU per frame than off: ${others.map((mode) => `${MODE_NAMES[mode]} ${more(mode)}`).join('; ')}. ` +
             `Spans per task ${fmt(spread(byMode.on.map((r) => r.spansPerTask)), 1)}; load average ${fmt(spread(MODES.flatMap((mode) => byMode[mode].map((r) => r.loadAverage))), 1)}`,
         );
       }
@@ -240,7 +251,7 @@ export const observabilitySection: BenchSection = {
     return {
       title: 'Observability: server CPU per frame with tracing and metrics on vs off',
       description:
-        `The same toolstream server four times: off (no metrics, no OpenTelemetry SDK), on (the Node SDK as the demo starts it: BatchSpanProcessor, OTLP http/protobuf exporter to a receiver on loopback; metrics on), and each of the two alone. ` +
+        `The same toolstream server ${MODES.length === 4 ? 'four times' : 'twice'}: off (no metrics, no OpenTelemetry SDK), on (the Node SDK as the demo starts it: BatchSpanProcessor, OTLP http/protobuf exporter to a receiver on loopback; metrics on)${MODES.length === 4 ? ', and each of the two alone' : ''}. ` +
         `Tasks play scripted zero-latency tool calls; ${reps} repetitions of ${slices} slices per server, the servers taking turns slice by slice (the order reversed every other one); each slice's CPU includes the export of its spans. ` +
         `A /metrics scrape is a cost per interval: the idle server's CPU per scrape (first row) is added to the figure amortised at one scrape per ${SCRAPE_INTERVAL_S} s at the frame rate the server ran at (its column, in ns per frame). More CPU = server CPU per frame / off's in the same repetition − 1.`,
       columns: ['server CPU per frame (µs)', 'frames/s', 'spans exported per task', `one /metrics scrape per ${SCRAPE_INTERVAL_S} s (ns per frame)`, 'more CPU per frame than off (%)', 'load average'],
