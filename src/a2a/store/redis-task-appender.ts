@@ -73,6 +73,15 @@ export interface AppenderOptions {
   onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
   /** Another writer holds the lease now: nothing this appender sends is stored any more. */
   onLeaseLost?: () => void;
+  /**
+   * Runs `send` once the current event-loop turn is done (default: setImmediate). A store runs
+   * all its tasks' due sends from one callback, so that their script calls leave in one socket write.
+   */
+  defer?: (send: () => void) => void;
+}
+
+function deferToImmediate(send: () => void): void {
+  setImmediate(send);
 }
 
 /** Events per script call at most: a long backlog (after an outage) goes in several. */
@@ -100,7 +109,7 @@ const RETRY_MAX_MS = 2_000;
  */
 export class RedisTaskAppender {
   private readonly pending: TaskEvent[] = [];
-  private scheduled?: NodeJS.Immediate;
+  private scheduled = false;
   private sending = false;
   private retry?: NodeJS.Timeout;
   private retryMs = RETRY_FIRST_MS;
@@ -170,9 +179,8 @@ export class RedisTaskAppender {
 
   /** Stops retrying; what was not stored stays unstored. */
   stop(): number {
-    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = false;
     if (this.retry) clearTimeout(this.retry);
-    this.scheduled = undefined;
     this.retry = undefined;
     for (const resolve of this.waiters.splice(0)) resolve();
     return this.pending.length;
@@ -180,8 +188,11 @@ export class RedisTaskAppender {
 
   private schedule(): void {
     if (this.scheduled || this.sending || this.retry) return;
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined;
+    this.scheduled = true;
+    (this.options.defer ?? deferToImmediate)(() => {
+      // Stopped meanwhile: nothing goes out.
+      if (!this.scheduled) return;
+      this.scheduled = false;
       void this.send();
     });
   }

@@ -8,6 +8,7 @@ import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
+import { RedisTurnWrites } from './redis-turn-writes';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
@@ -122,6 +123,8 @@ export class RedisTaskStore extends TaskStore {
   private readonly runLeases = new Set<string>();
   /** The caps on finished tasks (count and bytes), shared by every instance. */
   readonly retention?: RedisRetention;
+  /** The appenders' script calls of one turn leave in one write. */
+  private readonly turnWrites: RedisTurnWrites;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -130,6 +133,7 @@ export class RedisTaskStore extends TaskStore {
     if (maxRetainedTasks !== undefined && maxRetainedBytes !== undefined) {
       this.retention = new RedisRetention({ redis: options.redis, prefix: this.prefix, maxRetainedTasks, maxRetainedBytes });
     }
+    this.turnWrites = new RedisTurnWrites(options.redis);
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
@@ -260,7 +264,8 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
+      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
+      defer: (send) => this.turnWrites.defer(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,
