@@ -92,6 +92,8 @@ interface Head {
   state: TaskState;
   statusTime: number;
   lastSeq: number;
+  /** The newest stored event (the snapshot, at lastSeq, may be older). */
+  newestSeq: number;
   firstSeq: number;
   snapshot: TaskType;
 }
@@ -576,6 +578,7 @@ export class RedisTaskStore extends TaskStore {
       state: record.state,
       statusTime: record.statusTime,
       lastSeq: 1,
+      newestSeq: 1,
       firstSeq: 1,
       snapshot,
     });
@@ -705,6 +708,7 @@ export class RedisTaskReplica implements TaskView {
   state: TaskState;
   statusTime: number;
   lastSeq: number;
+  private readonly storedNewestSeq: number;
   private readonly firstSeq: number;
   private readonly task: TaskType;
   private readonly listeners = new Set<TaskListener>();
@@ -725,12 +729,17 @@ export class RedisTaskReplica implements TaskView {
     this.state = head.state;
     this.statusTime = head.statusTime;
     this.lastSeq = head.lastSeq;
+    this.storedNewestSeq = head.newestSeq;
     this.firstSeq = head.firstSeq;
     this.task = head.snapshot;
   }
 
   get isTerminal(): boolean {
     return isTerminalState(this.state);
+  }
+
+  get newestSeq(): number {
+    return Math.max(this.lastSeq, this.storedNewestSeq);
   }
 
   get listenerCount(): number {
@@ -922,6 +931,7 @@ function readHead(hash: Record<string, string> | null, first: [string, string[]]
     statusTime: Number(hash.statusTime),
     // The snapshot's seq (it may be older than the newest event): a reader starts there and reads the rest from the stream.
     lastSeq: Number(hash.snapshotSeq ?? hash.lastSeq),
+    newestSeq: Number(hash.lastSeq),
     firstSeq: firstId ? Number(firstId.slice(0, firstId.indexOf('-'))) : Number(hash.lastSeq) + 1,
     snapshot: Task.fromJSON(JSON.parse(hash.snapshot)),
   };
