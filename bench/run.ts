@@ -15,7 +15,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { benchConfig, type BenchConfig } from './lib/config';
 import { TARGETS, type Target } from './lib/ipc';
-import { LoadProcess, measureExecutorOverheadInChild } from './lib/processes';
+import { compileChildren } from './lib/compile-children';
+import { LoadProcess, measureExecutorOverheadInChild, useCompiledChildren } from './lib/processes';
 import { checkTargets, type BenchResults } from './lib/report';
 import type { BenchSection } from './lib/section';
 import { BenchRedis } from './lib/redis';
@@ -115,6 +116,8 @@ async function main(): Promise<number> {
     },
   };
   log(`bench ${quick ? '(quick)' : '(full)'}: ${sections.join(', ')}; fd limit for children ${results.meta.fdLimit}`);
+  useCompiledChildren(compileChildren());
+  log('compiled the servers, the load generator and the executor child (bench/.work/build)');
   // Redis-mode rows run beside the in-memory ones when redis-server is installed.
   const redis = await BenchRedis.start();
   if (redis) process.env.BENCH_REDIS_URL = redis.url;

@@ -16,7 +16,7 @@ const TOKEN = 'input-token-1a2b3c4d5e6f70819';
 const MAX_ECHO = 64;
 
 /** A raw HTTP/1.1 exchange (fetch merges or refuses repeated headers): the status and body. */
-function rawRequest(port: number, head: string, body = ''): Promise<{ status: number; body: string }> {
+function rawRequest(port: number, head: string, body: string | Buffer = '', chunked = false): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -26,8 +26,27 @@ function rawRequest(port: number, head: string, body = ''): Promise<{ status: nu
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0);
       resolve({ status, body: received.slice(received.indexOf('\r\n\r\n') + 4) });
     });
-    socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    const bytes = Buffer.from(body);
+    if (!chunked) socket.write(Buffer.concat([Buffer.from(`${head}Content-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`), bytes]));
+    else {
+      // Two chunks: the body arrives split, as the application's parser path reads it.
+      const half = Math.floor(bytes.length / 2);
+      const chunk = (b: Buffer): Buffer[] => (b.length ? [Buffer.from(`${b.length.toString(16)}\r\n`), b, Buffer.from('\r\n')] : []);
+      socket.write(
+        Buffer.concat([
+          Buffer.from(`${head}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n`),
+          ...chunk(bytes.subarray(0, half)),
+          ...chunk(bytes.subarray(half)),
+          Buffer.from('0\r\n\r\n'),
+        ]),
+      );
+    }
   });
+}
+
+/** The JSON object in a response body, whether it came with a Content-Length or chunked. */
+function jsonIn(body: string): unknown {
+  return JSON.parse(body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1));
 }
 
 describe('input hardening (e2e)', () => {
@@ -131,6 +150,28 @@ describe('input hardening (e2e)', () => {
     it('short values are echoed whole', async () => {
       const response = await rpc(server.base, 'GetTask', { id: 'no-such-task' }, { headers: auth });
       expect(((await response.json()) as { error: { message: string } }).error.message).toBe('Task no-such-task not found');
+    });
+  });
+
+  describe('a body read by the fast path (declared length, UTF-8) is answered as the parser answers it (chunked)', () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ListTasks', params: {} });
+    it.each([
+      ['valid JSON', list],
+      ['valid JSON after a byte order mark', `\uFEFF${list}`],
+      ['malformed JSON', '{"jsonrpc": "2.0", "id": 1,'],
+      ['an empty body', ''],
+      ['a JSON scalar', '42'],
+      ['JSON nested past maxJsonDepth', `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":${'['.repeat(200)}${']'.repeat(200)}}`],
+      ['invalid UTF-8 inside a string', Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","method":"ListTasks","params":{}}')])],
+    ])('%s', async (_, body) => {
+      for (const type of ['application/json', 'application/a2a+json; charset=utf-8']) {
+        const head = `POST /a2a HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nX-API-Key: ${KEY}\r\nContent-Type: ${type}\r\n`;
+        const fast = await rawRequest(port, head, body);
+        const parsed = await rawRequest(port, head, body, true);
+        expect(fast.status).toBe(parsed.status);
+        // The parser's answer is chunked on the wire; compare the JSON inside.
+        expect(jsonIn(fast.body)).toEqual(jsonIn(parsed.body));
+      }
     });
   });
 

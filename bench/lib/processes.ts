@@ -1,7 +1,7 @@
 /**
- * Spawns the server under test and the load generator as child processes (TypeScript through
- * ts-node's transpile-only hook), each with the file-descriptor limit raised as far as allowed,
- * and speaks to them over IPC.
+ * Spawns the server under test and the load generator as child processes (compiled JavaScript
+ * once `useCompiledChildren` names it, else TypeScript through ts-node's transpile-only hook),
+ * each with the file-descriptor limit raised as far as allowed, and speaks to them over IPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,8 +19,16 @@ const WANTED_FDS = 65536;
 /** The soft fd limit as bash can raise it (to WANTED_FDS, else to the hard limit). */
 const RAISE_FDS = `ulimit -n ${WANTED_FDS} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; exec "$@"`;
 
+/** Where the compiled bench/ tree is (lib/compile-children.ts), once the run has built it. */
+let compiledBenchDir: string | undefined;
+
+export function useCompiledChildren(dir: string): void {
+  compiledBenchDir = dir;
+}
+
 function spawnTs(script: string, args: string[], nodeFlags: string[], env: Record<string, string> = {}): ChildProcess {
-  const nodeArgs = [...nodeFlags, '-r', 'ts-node/register/transpile-only', join(BENCH_DIR, script), ...args];
+  const entry = compiledBenchDir ? [join(compiledBenchDir, script.replace(/\.ts$/, '.js'))] : ['-r', 'ts-node/register/transpile-only', join(BENCH_DIR, script)];
+  const nodeArgs = [...nodeFlags, ...entry, ...args];
   return spawn('bash', ['-c', RAISE_FDS, 'bench-child', process.execPath, ...nodeArgs], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, ...env, TS_NODE_PROJECT: join(BENCH_DIR, '..', 'tsconfig.json') },

@@ -120,7 +120,7 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, w
     const paced: Scenario = { toolCalls: config.pacedToolCalls, intervalMs: config.pacedIntervalMs, idle: false };
     const small = streams <= 100;
     const targets: Target[] = ['toolstream', ...(withRedis && small ? (['toolstream-redis'] as const) : []), ...(small ? (['reference'] as const) : []), 'limit'];
-    push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool, targets));
+    push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool, targets, config.concurrencyReferenceTimeLimitMs));
   }
   return rows;
 }

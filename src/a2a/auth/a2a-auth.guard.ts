@@ -16,9 +16,15 @@ export class A2aAuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    req[CALLER] = this.auth.authenticate(req.headers, req.rawHeaders);
+    // A2aJsonBodyMiddleware authenticated this request already (before reading its body).
+    authenticateOnce(this.auth, req);
     return true;
   }
+}
+
+/** Authenticates a request once: the guard then reuses the caller instead of checking again. */
+export function authenticateOnce(auth: A2aAuthService, req: AuthenticatedRequest): void {
+  if (!(CALLER in req)) req[CALLER] = auth.authenticate(req.headers, req.rawHeaders);
 }
 
 /** The caller A2aAuthGuard resolved for this request (anonymous: `undefined`). */
