@@ -152,7 +152,7 @@ export const observabilitySection: BenchSection = {
     const targets: SectionTarget[] = [];
     const data: Record<string, Rep[] | Spread | number> = { scrapeIntervalS: SCRAPE_INTERVAL_S };
     try {
-      // The four start side by side (each boots the whole app); a failed start stops the others below.
+      // The servers start side by side (each boots the whole app); a failed start stops the others below.
       const started = await Promise.allSettled(
         MODES.map(async (mode) => {
           const otel: Record<string, string> = traced(mode) ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint(mode), OTEL_SERVICE_NAME: `toolstream-bench-${mode}` } : {};
@@ -179,6 +179,7 @@ export const observabilitySection: BenchSection = {
       // What one scrape costs the server on its own (its series are all there after the warm-up).
       const scrapeMs = await scrapeCpuMs(servers.get('on')!);
       data.scrapeCpuMs = scrapeMs;
+      // The median of the three, amortised below.
       const scrapeUs = scrapeMs.median * 1000;
       log(`observability: one /metrics scrape costs the server ${fmt(scrapeMs, 2)} ms of CPU (${SCRAPE_SAMPLES} scrapes of an idle server, per repetition); at one scrape per ${SCRAPE_INTERVAL_S} s that is ${((scrapeUs / (SCRAPE_INTERVAL_S * 1e6)) * 100).toFixed(3)} % of one core`);
       rows.push({ label: 'one /metrics scrape of the on server, idle (its CPU in ms, not µs)', cells: [scrapeMs, '—', '—', '—', '—', '—'] });
