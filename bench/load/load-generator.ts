@@ -9,7 +9,7 @@ import { TOOL_CALL_V1_EXTENSION_URI } from '../../src/extensions';
 import type { LoadCommand, LoadReply } from '../lib/ipc';
 import { FRAMES_PER_TOOL_CALL, nowUs, scenarioText } from '../lib/scenario';
 import { percentile } from '../lib/stats';
-import type { LoadJob, LoadResult } from './load-types';
+import type { LatencyPhase, LoadJob, LoadResult } from './load-types';
 import { SseFrameReader } from './sse-frame-reader';
 
 /** Connections being set up at once; more would overflow the server's accept queue. */
@@ -34,6 +34,7 @@ class LoadRun {
   private readonly handles: StreamHandle[] = [];
   private readonly readers: SseFrameReader[] = [];
   private readonly latenciesUs: number[] = [];
+  private readonly phaseLatenciesUs: Record<LatencyPhase, number[]> = { first: [], middle: [], last: [] };
   private readonly errors = new Set<string>();
   private bytes = 0;
   /** Completed streams that did not carry exactly the frames their scenario publishes. */
@@ -95,7 +96,9 @@ class LoadRun {
     const handle: StreamHandle = {};
     this.handles[index] = handle;
     const reader = new SseFrameReader((us) => {
-      if (this.steady) this.latenciesUs.push(us);
+      if (!this.steady) return;
+      this.latenciesUs.push(us);
+      this.phaseLatenciesUs[this.phaseOf(reader.stats.frames)].push(us);
     });
     this.readers[index] = reader;
     this.connecting++;
@@ -158,6 +161,12 @@ class LoadRun {
     req.end(`${this.bodyHead}${RUN_PREFIX}-${++sentMessages}${this.bodyTail}`);
   }
 
+  /** Where the n-th frame (from 1) of a stream falls in its task (see LatencySummary.byPhase). */
+  private phaseOf(n: number): LatencyPhase {
+    const frames = this.job.scenario.toolCalls * FRAMES_PER_TOOL_CALL;
+    return n <= frames / 10 ? 'first' : n > frames - frames / 10 ? 'last' : 'middle';
+  }
+
   private onAnswered(): void {
     this.answered++;
     if (this.answered >= Math.min(this.job.streams, this.job.maxOpen ?? this.job.streams)) this.steady = true;
@@ -209,6 +218,11 @@ class LoadRun {
     this.agent.destroy();
   }
 
+  private phaseSummary(phase: LatencyPhase): { count: number; p99Ms: number } {
+    const l = this.phaseLatenciesUs[phase];
+    return { count: l.length, p99Ms: percentile(l, 99) / 1000 };
+  }
+
   result(): LoadResult {
     const count = (o: Outcome): number => this.handles.filter((h) => h?.outcome === o).length;
     let events = 0;
@@ -246,6 +260,11 @@ class LoadRun {
         p50Ms: percentile(l, 50) / 1000,
         p99Ms: percentile(l, 99) / 1000,
         maxMs: percentile(l, 100) / 1000,
+        byPhase: {
+          first: this.phaseSummary('first'),
+          middle: this.phaseSummary('middle'),
+          last: this.phaseSummary('last'),
+        },
       },
     };
   }

@@ -16,7 +16,14 @@ export interface LatencySummary {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /**
+   * The same by where a frame falls in its task: its first tenth of frames (while the server
+   * also sets the other tasks up), its last tenth (while they end) and the rest.
+   */
+  byPhase?: Record<LatencyPhase, { count: number; p99Ms: number }>;
 }
+
+export type LatencyPhase = 'first' | 'middle' | 'last';
 
 export interface LoadResult {
   streams: number;

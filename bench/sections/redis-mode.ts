@@ -8,6 +8,7 @@
  * Without redis-server, the section says so and measures nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { LatencySummary } from '../load/load-types';
 import type { Target } from '../lib/ipc';
 import { RedisCommandCounter } from '../lib/redis-monitor';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from '../lib/scenario';
@@ -61,11 +62,15 @@ export const redisModeSection: BenchSection = {
     const data: Record<string, unknown> = {};
     for (const c of cases) {
       const runs: Partial<Record<Target, RunRecord[]>> = {};
+      const phases: Partial<Record<Target, NonNullable<LatencySummary['byPhase']>[]>> = {};
       const ratios: number[] = [];
       for (let rep = 0; rep < config.reps; rep++) {
         const same: Partial<Record<Target, RunRecord>> = {};
         for (const target of MODES) {
-          const record = runRecord(await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen), rep, c.scenario);
+          const measured = await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen);
+          const record = runRecord(measured, rep, c.scenario);
+          const byPhase = measured.result.latency.byPhase;
+          if (byPhase) (phases[target] ??= []).push(byPhase);
           if (record.completed < c.streams) throw new Error(`redis section, ${c.label}, ${target}: ${c.streams - record.completed} of ${c.streams} streams did not complete`);
           same[target] = record;
           (runs[target] ??= []).push(record);
@@ -94,7 +99,13 @@ export const redisModeSection: BenchSection = {
       }
       if (c.maxOpen === 1) targets.push(check(`Redis mode, one stream at ${ONE_STREAM_CALLS} calls/task: ≥ 0.5× in-memory frames/s`, ratioSpread, true, 0.5, 2, '×'));
       targets.push({ target: `Redis mode, ${c.label}: ≤ 1 Redis round trip per frame (client commands, an upper bound)`, worst: perFrame.client.toFixed(2), reps: perFrame.client.toFixed(2), met: perFrame.client <= 1 });
-      data[c.label] = { runs, ratios, commands, countedFrames: counted.frames };
+      data[c.label] = { runs, ratios, commands, countedFrames: counted.frames, latencyByPhase: phases };
+      if (c.streams === PACED_STREAMS) {
+        // Where the slow frames are: a task's first tenth of frames (while the other tasks are still being set up), its last tenth (while they end), or between.
+        const byPhase = (target: Target): string =>
+          (phases[target] ?? []).map((p) => `${p.first.p99Ms.toFixed(2)} / ${p.middle.p99Ms.toFixed(2)} / ${p.last.p99Ms.toFixed(2)}`).join(', ');
+        log(`redis ${c.label}: p99 (ms) by where a frame falls in its task, first tenth / middle / last tenth of its frames, per repetition: Redis ${byPhase('toolstream-redis')}; in-memory ${byPhase('toolstream')}`);
+      }
       log(
         `redis ${c.label}: in-memory ${Math.round(spread((runs.toolstream ?? []).map((r) => r.framesPerSec)).median)} f/s, Redis ${Math.round(spread((runs['toolstream-redis'] ?? []).map((r) => r.framesPerSec)).median)} f/s, ratio ${fmt(ratioSpread, 2)}; ` +
           `p99 Redis ${fmt(spread((runs['toolstream-redis'] ?? []).map((r) => r.latencyP99Ms)), 2)} ms; ${perFrame.client.toFixed(2)} client commands per frame (${perFrame.all.toFixed(2)} with the script's); ` +

@@ -325,8 +325,9 @@ function parseLastEventId(raw: string, task: TaskView): number {
     throw invalidParams([{ field: 'Last-Event-ID', description: `must be an event id (a non-negative integer), got ${JSON.stringify(echo(raw))}` }]);
   }
   const seq = Number(value);
-  if (seq > task.lastSeq) {
-    throw invalidParams([{ field: 'Last-Event-ID', description: `${seq} is beyond the last event of task ${task.id} (${task.lastSeq})` }]);
+  const newest = Math.max(task.lastSeq, task.newestSeq ?? 0);
+  if (seq > newest) {
+    throw invalidParams([{ field: 'Last-Event-ID', description: `${seq} is beyond the last event of task ${task.id} (${newest})` }]);
   }
   return seq;
 }

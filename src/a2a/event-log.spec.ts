@@ -1,5 +1,35 @@
 import fc from 'fast-check';
-import { EventLog } from './event-log';
+import { EventBlock, EventLog, type EventPacking } from './event-log';
+
+/** Numbers packed into a block: a copy of them, read back by sequence number. */
+class NumberBlock extends EventBlock<number> {
+  constructor(
+    private readonly values: readonly number[],
+    firstSeq: number,
+  ) {
+    super(firstSeq, values.length);
+  }
+
+  get(seq: number): number {
+    return this.values[seq - this.firstSeq];
+  }
+
+  weight(seq: number): number {
+    return this.get(seq) % 10;
+  }
+}
+
+const packing = (hot: number, block: number, packed: NumberBlock[] = [], blockWeight?: number): EventPacking<number> => ({
+  hot,
+  block,
+  blockWeight,
+  pack: (events, firstSeq) => {
+    const made = new NumberBlock([...events], firstSeq);
+    packed.push(made);
+    return made;
+  },
+});
+
 
 describe('EventLog', () => {
   it('numbers events from 1 and reads them back by sequence number', () => {
@@ -55,6 +85,77 @@ describe('EventLog', () => {
         if (first > 1) expect(log.get(first - 1)).toBeUndefined();
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('packs the events older than the hot ones in blocks, and all of them on pack(), reading the same', () => {
+    const blocks: NumberBlock[] = [];
+    const log = new EventLog<number>(1_000, undefined, 1, packing(4, 8, blocks));
+    for (let i = 1; i <= 30; i++) log.append(i * 3);
+    // 30 events, the newest 4 (at least) as they are: blocks of 8 hold 1-8, 9-16 and 17-24.
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 8],
+      [17, 8],
+    ]);
+    log.pack();
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 8],
+      [17, 8],
+      [25, 6],
+    ]);
+    for (let seq = 1; seq <= 30; seq++) expect(log.get(seq)).toBe(seq * 3);
+    log.pack();
+    expect(blocks).toHaveLength(4);
+  });
+
+  it('packs by weight too: the events older than the hot ones, once they weigh blockWeight', () => {
+    const blocks: NumberBlock[] = [];
+    // Each event weighs its value: 10 each; the 2 newest stay as they are.
+    const log = new EventLog<number>(1_000, (n) => n, 1, packing(2, 100, blocks, 35));
+    for (let i = 0; i < 6; i++) log.append(10);
+    // After the 6th append, events 1-4 wait (40 >= 35): one block of 4.
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([[1, 4]]);
+    expect(log.bytes).toBe(60);
+    for (let seq = 1; seq <= 6; seq++) expect(log.get(seq)).toBe(10);
+  });
+
+  it('with packing, agrees with a naive model over any appends, holds, trims and packs (weights included)', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('append' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
+      fc.record({ kind: fc.constant('trim' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
+      fc.record({ kind: fc.constant('pack' as const) }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 10 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
+        fc.array(op, { maxLength: 300 }),
+        (capacity, hot, block, firstSeq, blockWeight, ops) => {
+          const weigh = (n: number): number => n % 10;
+          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, [], blockWeight));
+          const plain = new EventLog<number>(capacity, weigh, firstSeq);
+          for (const o of ops) {
+            if (o.kind === 'append') {
+              log.append(log.nextSeq * 7, o.keepAfter);
+              plain.append(plain.nextSeq * 7, o.keepAfter);
+            } else if (o.kind === 'trim') {
+              log.trim(o.keepAfter);
+              plain.trim(o.keepAfter);
+            } else log.pack();
+            expect([log.firstSeq, log.lastSeq, log.size, log.bytes]).toEqual([plain.firstSeq, plain.lastSeq, plain.size, plain.bytes]);
+          }
+          for (let seq = firstSeq - 1; seq <= log.lastSeq + 1; seq++) {
+            expect(log.get(seq)).toBe(plain.get(seq));
+            expect(log.retainsAfter(seq)).toBe(plain.retainsAfter(seq));
+          }
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 

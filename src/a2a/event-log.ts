@@ -1,18 +1,65 @@
 /**
+ * Consecutive events packed together: one object holds them all and gives each back on demand
+ * (a fresh object per read).
+ */
+export abstract class EventBlock<T> {
+  constructor(
+    /** Sequence number of the block's first event. */
+    readonly firstSeq: number,
+    /** How many events it holds. */
+    readonly count: number,
+  ) {}
+
+  /** The event numbered `seq` (within the block). */
+  abstract get(seq: number): T;
+  /** That event's weight, as the log's `weigh` gives it. */
+  abstract weight(seq: number): number;
+}
+
+/**
+ * How a log keeps its older events: packed into blocks. A log that retains thousands of events
+ * then holds one object per block instead of one or more per event, which is what the garbage
+ * collector's young generation would otherwise copy and promote for every event.
+ */
+export interface EventPacking<T> {
+  /** The newest events kept as they are: live readers take them with no unpacking. */
+  hot: number;
+  /** The events older than the hot ones are packed once they are this many... */
+  block: number;
+  /**
+   * ...or once they weigh this much (by the log's `weigh`). A block big enough for the
+   * engine's large-object space is never copied by the young-generation GC, only promoted.
+   */
+  blockWeight?: number;
+  pack(events: readonly T[], firstSeq: number): EventBlock<T>;
+}
+
+/**
  * A task's ordered event log: sequence numbers start at 1 and grow by one per event. It keeps
  * the newest `capacity` events, and beyond them those a reader still needs (`keepAfter`), up to
  * twice the capacity. Appending and reading by sequence number are O(1) (amortised: the dropped
- * head is compacted away once it outweighs the live part).
+ * head is compacted away once it outweighs the live part; a packed event is found among the
+ * blocks by binary search). With `packing`, the events older than the hot ones are kept in
+ * blocks, and all of them once `pack()` is called (e.g. when the task ends).
  */
 export class EventLog<T> {
-  private items: (T | undefined)[] = [];
-  /** Index in `items` of the oldest retained event. */
-  private start = 0;
-  /** Sequence number of `items[start]`. */
+  /** Packed events, oldest first, all older than `tail`'s. */
+  private blocks: (EventBlock<T> | undefined)[] = [];
+  /** Index in `blocks` of the oldest block still (partly) retained. */
+  private blockStart = 0;
+  /** Events not packed, oldest first; `tail[tailStart]` is numbered `tailFirst`. */
+  private tail: (T | undefined)[] = [];
+  private tailStart = 0;
+  private tailFirst = 1;
+  /** Sequence number of the oldest retained event. */
   private first = 1;
+  /** Sequence number of the newest event (first - 1 while empty). */
+  private last = 0;
 
   /** Sum of the retained events' weights. */
   private weight = 0;
+  /** Sum of the weights of the tail's events older than the hot ones (with `packing` and `weigh`). */
+  private pendingWeight = 0;
 
   constructor(
     private readonly capacity: number,
@@ -20,9 +67,12 @@ export class EventLog<T> {
     private readonly weigh?: (event: T) => number,
     /** Sequence number of the first event appended (a log that continues one kept elsewhere). */
     firstSeq = 1,
+    private readonly packing?: EventPacking<T>,
   ) {
-    this.first = firstSeq;
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`EventLog capacity must be a positive integer, got ${capacity}`);
+    this.first = firstSeq;
+    this.tailFirst = firstSeq;
+    this.last = firstSeq - 1;
   }
 
   /** The retained events' total weight (0 without a `weigh` function). */
@@ -32,7 +82,7 @@ export class EventLog<T> {
 
   /** Sequence number of the newest event, 0 while empty. */
   get lastSeq(): number {
-    return this.first + this.size - 1;
+    return this.last;
   }
 
   /** Sequence number of the oldest retained event (lastSeq + 1 while empty). */
@@ -41,19 +91,36 @@ export class EventLog<T> {
   }
 
   get size(): number {
-    return this.items.length - this.start;
+    return this.last - this.first + 1;
   }
 
   /** The sequence number the next event gets. */
   get nextSeq(): number {
-    return this.lastSeq + 1;
+    return this.last + 1;
   }
 
   /** Appends the event numbered `nextSeq`, then trims to capacity (see `trim`). */
   append(event: T, keepAfter = Number.POSITIVE_INFINITY): void {
-    this.items.push(event);
+    this.tail.push(event);
+    this.last += 1;
     if (this.weigh) this.weight += this.weigh(event);
+    const packing = this.packing;
+    if (packing && this.weigh) {
+      // The event that just left the hot ones now waits to be packed.
+      const left = this.last - packing.hot;
+      if (left >= this.tailFirst) this.pendingWeight += this.weigh(this.tail[this.tailStart + left - this.tailFirst] as T);
+    }
     this.trim(keepAfter);
+    if (!packing) return;
+    const pending = this.last - packing.hot - this.tailFirst + 1;
+    if (pending >= packing.block || (pending > 0 && packing.blockWeight !== undefined && this.pendingWeight >= packing.blockWeight)) {
+      this.packTail(pending);
+    }
+  }
+
+  /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
+  pack(): void {
+    if (this.packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
@@ -63,8 +130,9 @@ export class EventLog<T> {
 
   /** The event with this sequence number, if retained. */
   get(seq: number): T | undefined {
-    if (!Number.isInteger(seq) || seq < this.first || seq > this.lastSeq) return undefined;
-    return this.items[this.start + seq - this.first];
+    if (!Number.isInteger(seq) || seq < this.first || seq > this.last) return undefined;
+    if (seq >= this.tailFirst) return this.tail[this.tailStart + seq - this.tailFirst];
+    return this.blockOf(seq).get(seq);
   }
 
   /** Whether every event after `seq` is still here to be replayed. */
@@ -72,15 +140,62 @@ export class EventLog<T> {
     return seq >= this.first - 1;
   }
 
+  /** The retained block holding `seq` (which is older than the tail). */
+  private blockOf(seq: number): EventBlock<T> {
+    let lo = this.blockStart;
+    let hi = this.blocks.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.blocks[mid] as EventBlock<T>).firstSeq <= seq) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.blocks[lo] as EventBlock<T>;
+  }
+
+  /** Packs the oldest `count` events of the tail into one block. */
+  private packTail(count: number): void {
+    // Events of the tail already dropped (a capacity below the hot ones) are not packed.
+    const from = Math.max(this.tailFirst, this.first);
+    const skip = from - this.tailFirst;
+    count -= skip;
+    if (!this.packing || count <= 0) return;
+    const at = this.tailStart + skip;
+    this.blocks.push(this.packing.pack(this.tail.slice(at, at + count) as T[], from));
+    this.tail = this.tail.slice(at + count);
+    this.tailStart = 0;
+    this.tailFirst = from + count;
+    // Whatever waited is packed now (pack() also packs the hot ones).
+    this.pendingWeight = 0;
+  }
+
   private dropOldest(): void {
-    const dropped = this.items[this.start];
-    if (this.weigh && dropped !== undefined) this.weight -= this.weigh(dropped);
-    this.items[this.start] = undefined;
-    this.start += 1;
+    const seq = this.first;
     this.first += 1;
-    if (this.start >= 1024 && this.start * 2 >= this.items.length) {
-      this.items = this.items.slice(this.start);
-      this.start = 0;
+    if (seq >= this.tailFirst) {
+      const dropped = this.tail[this.tailStart];
+      if (this.weigh && dropped !== undefined) {
+        const weight = this.weigh(dropped);
+        this.weight -= weight;
+        if (this.packing && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
+      }
+      this.tail[this.tailStart] = undefined;
+      this.tailStart += 1;
+      this.tailFirst += 1;
+      if (this.tailStart >= 1024 && this.tailStart * 2 >= this.tail.length) {
+        this.tail = this.tail.slice(this.tailStart);
+        this.tailStart = 0;
+      }
+      return;
+    }
+    const block = this.blocks[this.blockStart] as EventBlock<T>;
+    if (this.weigh) this.weight -= block.weight(seq);
+    if (seq < block.firstSeq + block.count - 1) return;
+    // The block's last event went: the block goes.
+    this.blocks[this.blockStart] = undefined;
+    this.blockStart += 1;
+    if (this.blockStart >= 64 && this.blockStart * 2 >= this.blocks.length) {
+      this.blocks = this.blocks.slice(this.blockStart);
+      this.blockStart = 0;
     }
   }
 }

@@ -46,12 +46,23 @@ describe('TaskRecord', () => {
       task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
     }
     expect(live.size).toBe(800);
-    for (const [seq, json] of live) {
-      const logged = task.log.get(seq);
-      expect(logged?.json).toBe(json);
-      expect(logged?.jsonFor('0.3')).toBe(logged?.jsonFor('0.3'));
-    }
+    const check = (): void => {
+      for (const [seq, json] of live) {
+        const logged = task.log.get(seq);
+        expect(logged?.json).toBe(json);
+        expect(logged?.seq).toBe(seq);
+      }
+    };
+    check();
     expect(task.log.get(2)?.response.payload?.$case).toBe('artifactUpdate');
+    // Finished, the task keeps its events packed: they read back the same, flags included.
+    task.complete('done');
+    check();
+    const flags = (seq: number): [boolean, boolean] => [task.log.get(seq)?.isToolFrame ?? false, task.log.get(seq)?.terminal ?? false];
+    expect(flags(2)).toEqual([true, false]);
+    expect(flags(task.lastSeq - 1)).toEqual([false, false]);
+    expect(flags(task.lastSeq)).toEqual([false, true]);
+    expect(task.log.get(task.lastSeq)?.jsonFor('0.3')).toContain('"final":true');
   });
 
   it('writes a tool frame event exactly as the SDK codec does (hand-built JSON)', () => {

@@ -8,7 +8,7 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TaskEvent } from './task-event';
+import { TASK_EVENT_PACKING, TaskEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -149,7 +149,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1);
+    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
     for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
@@ -450,9 +450,13 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    const json =
-      `${this.toolEventHead}${JSON.stringify(toolArtifactId(frame.toolCallId))},"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":${JSON.stringify(frame)},${TOOL_PART_TAIL_JSON}]}` +
-      `${frame.phase === 'started' ? '' : ',"lastChunk":true'}}}`;
+    const json = [
+      this.toolEventHead,
+      JSON.stringify(toolArtifactId(frame.toolCallId)),
+      TOOL_ARTIFACT_MIDDLE_JSON,
+      JSON.stringify(frame),
+      frame.phase === 'started' ? TOOL_EVENT_TAIL_JSON : TOOL_EVENT_LAST_TAIL_JSON,
+    ].join('');
     return new TaskEvent(this.log.nextSeq, json, true);
   }
 
@@ -479,6 +483,8 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private settle(): void {
     this.openTools = undefined;
+    // The task is kept for replay as it is now: its events in blocks, not one object each.
+    this.log.pack();
     const callbacks = this.onSettled;
     this.onSettled = undefined;
     if (callbacks) for (const callback of callbacks) callback();
@@ -487,6 +493,9 @@ export class TaskRecord implements TaskView, TaskWriter {
 
 const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
 const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
+const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
+const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
+const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
 
 function toolArtifactId(toolCallId: string): string {
   return `tool-call-${toolCallId}`;

@@ -14,6 +14,11 @@ import { ToolLabels } from './tool-labels';
 const TERMINAL_STATES = ['completed', 'failed', 'canceled', 'rejected'];
 const OUTCOMES: ToolCallOutcome['outcome'][] = ['completed', 'failed'];
 
+interface ToolSeries {
+  labels: { tool: string; outcome: string };
+  calls: number;
+}
+
 /**
  * The toolstream metrics, in a prom-client registry of this module's own (unless the options
  * name one). Read from the existing seams: the A2A side's TaskService.metrics() at scrape time,
@@ -30,8 +35,8 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private subscription?: Subscription;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
   private readonly toolDuration: Histogram<'tool' | 'outcome'>;
-  /** The label set of each tool series, by tool label and outcome. */
-  private readonly series = new Map<string, Record<ToolCallOutcome['outcome'], { tool: string; outcome: string }>>();
+  /** Each tool series, by tool label and outcome: its label set and its calls so far. */
+  private readonly series = new Map<string, Record<ToolCallOutcome['outcome'], ToolSeries>>();
 
   constructor(
     @Inject(METRICS_SETTINGS) private readonly settings: MetricsSettings,
@@ -42,8 +47,20 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
     const registers = [this.registry];
     const a2a = (): A2aMetrics | undefined => this.tasks?.metrics();
 
+    const series = this.series;
+    // Counted per call in a plain number, read at scrape time: one prom-client update per call
+    // (the histogram's) instead of two, each of which hashes the label set.
     this.toolCalls = this.own(
-      new Counter({ name: 'toolstream_tool_calls_total', help: 'Tool calls ended, by tool and outcome (completed or failed).', labelNames: ['tool', 'outcome'], registers }),
+      new Counter({
+        name: 'toolstream_tool_calls_total',
+        help: 'Tool calls ended, by tool and outcome (completed or failed).',
+        labelNames: ['tool', 'outcome'],
+        registers,
+        collect() {
+          this.reset();
+          for (const byOutcome of series.values()) for (const outcome of OUTCOMES) this.inc(byOutcome[outcome].labels, byOutcome[outcome].calls);
+        },
+      }),
     );
     this.toolDuration = this.own(
       new Histogram({
@@ -145,10 +162,10 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   /** One ended tool call; its name becomes a label only if it is a registered tool's. */
   recordToolCall(call: ToolCallOutcome): void {
     const tool = this.labels.label(call.name);
-    // The label objects of every series are made once (zeroToolSeries), not per call.
-    const labels = this.series.get(tool)?.[call.outcome] ?? { tool, outcome: call.outcome };
-    this.toolCalls.inc(labels);
-    this.toolDuration.observe(labels, call.seconds);
+    // Every series exists from the start (zeroToolSeries): its label object is made once, not per call.
+    const series = (this.series.get(tool) ?? this.addToolSeries(tool))[call.outcome];
+    series.calls++;
+    this.toolDuration.observe(series.labels, call.seconds);
   }
 
   /** The Prometheus text exposition of the registry. */
@@ -158,14 +175,15 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
 
   private zeroToolSeries(): void {
     this.series.clear();
-    for (const tool of this.labels.values()) {
-      const byOutcome = { completed: { tool, outcome: 'completed' }, failed: { tool, outcome: 'failed' } };
-      this.series.set(tool, byOutcome);
-      for (const outcome of OUTCOMES) {
-        this.toolCalls.inc(byOutcome[outcome], 0);
-        this.toolDuration.zero(byOutcome[outcome]);
-      }
-    }
+    for (const tool of this.labels.values()) this.addToolSeries(tool);
+  }
+
+  /** A tool's series, at zero (label values are bounded by ToolLabels, so the series are too). */
+  private addToolSeries(tool: string): Record<ToolCallOutcome['outcome'], ToolSeries> {
+    const byOutcome = { completed: { labels: { tool, outcome: 'completed' }, calls: 0 }, failed: { labels: { tool, outcome: 'failed' }, calls: 0 } };
+    this.series.set(tool, byOutcome);
+    for (const outcome of OUTCOMES) this.toolDuration.zero(byOutcome[outcome].labels);
+    return byOutcome;
   }
 
   private own<M extends Metric>(metric: M): M {

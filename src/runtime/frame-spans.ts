@@ -8,23 +8,38 @@
  */
 import { SpanKind, SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import type { ToolCallArtifactData } from '../extensions';
-import { A2A_TASK_ID, GEN_AI, GEN_AI_OPERATION, executeToolSpanName, toolstreamTracer } from '../tracing';
+import { GEN_AI, executeToolSpanName, toolstreamTracer, type A2A_TASK_ID } from '../tracing';
+
+/** Span names already built, per tool name: one string per tool, not one per call. Bounded, as frames name any tool. */
+const spanNames = new Map<string, string>();
+const MAX_CACHED_SPAN_NAMES = 256;
+
+function spanName(toolName: string): string {
+  let name = spanNames.get(toolName);
+  if (name === undefined) {
+    name = executeToolSpanName(toolName);
+    if (spanNames.size < MAX_CACHED_SPAN_NAMES) spanNames.set(toolName, name);
+  }
+  return name;
+}
 
 /** The span of a tool call whose `started` frame was seen. */
 export function startToolSpan(parent: Context, frame: ToolCallArtifactData, taskId: string): Span | undefined {
   if (frame.parentToolCallId !== undefined) return undefined;
-  // Attributes given at the start: the SDK takes them in one pass (and samplers see them).
+  // Attributes given at the start: the SDK takes them in one pass (and samplers see them). The
+  // keys are literals (the GEN_AI / A2A_TASK_ID constants' values, checked in
+  // src/tracing/tracing.spec.ts), so every call builds an object of one fixed shape.
   const span = toolstreamTracer().startSpan(
-    executeToolSpanName(frame.name),
+    spanName(frame.name),
     {
       kind: SpanKind.INTERNAL,
       attributes: {
-        [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
-        [GEN_AI.toolName]: frame.name,
-        [GEN_AI.toolType]: 'function',
-        [GEN_AI.toolCallId]: frame.toolCallId,
-        [A2A_TASK_ID]: taskId,
-      },
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': frame.name,
+        'gen_ai.tool.type': 'function',
+        'gen_ai.tool.call.id': frame.toolCallId,
+        'a2a.task.id': taskId,
+      } satisfies Record<(typeof GEN_AI)['operationName' | 'toolName' | 'toolType' | 'toolCallId'] | typeof A2A_TASK_ID, string>,
     },
     parent,
   );

@@ -13,6 +13,7 @@ import { AgentExecutor, DeepAgentExecutor, ScriptedChatModel, type ExecutorEvent
 import { AgentRuntimeService, type AgentBus, type SkillRequest } from '../runtime';
 import { fetchWithHeaders } from '../remote-agents/remote-agent-client';
 import { activeTaskId, contextFromCarrier, injectTraceHeaders, toolstreamTracer, traceCarrier, withTaskId } from './trace-context';
+import { A2A_TASK_ID, GEN_AI, GEN_AI_OPERATION } from './gen-ai';
 
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -254,6 +255,14 @@ describe('execute_tool spans for any agent, made from the run\'s frames', () => 
       { name: 'execute_tool hung', status: { code: SpanStatusCode.ERROR, message: 'the run ended before the tool did' } },
       { name: 'execute_tool lookup', status: { code: SpanStatusCode.UNSET } },
     ]);
+    // The same GenAI attributes as the spans of the agent's own tools.
+    expect(tools.find((s) => s.name === 'execute_tool lookup')?.attributes).toEqual({
+      [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
+      [GEN_AI.toolName]: 'lookup',
+      [GEN_AI.toolType]: 'function',
+      [GEN_AI.toolCallId]: 'a',
+      [A2A_TASK_ID]: 'task-3',
+    });
   });
 });
 

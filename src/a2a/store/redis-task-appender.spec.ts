@@ -101,6 +101,44 @@ describe('RedisTaskAppender', () => {
     expect(calls.sent.map((c) => c.snapshot)).toEqual([true, true, false, true]);
   });
 
+  it('sends a periodic snapshot in a call of its own after the batch, and along with the next batch when events keep coming', async () => {
+    // maxEventsPerTask 8: a snapshot is due every 2 events (a quarter of the cap) besides the state changes.
+    const { calls, record, appender, stored } = setUp(8);
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('working');
+    await turn();
+    calls.sent[1].resolve(1);
+    await turn();
+    record.narrate('a');
+    record.narrate('b');
+    await turn();
+    // The batch goes without the snapshot (its events are not held back by it) ...
+    expect(calls.sent[2]).toMatchObject({ seqs: [3, 4], snapshot: false });
+    calls.sent[2].resolve(1);
+    await turn();
+    // ... which follows at once, alone, describing the task at the newest stored event.
+    expect(calls.sent[3]).toMatchObject({ seqs: [], snapshot: true });
+    expect(calls.sent[3].args[4]).toBe(4);
+    calls.sent[3].resolve(1);
+    await turn();
+    record.narrate('c');
+    record.narrate('d');
+    await turn();
+    expect(calls.sent[4]).toMatchObject({ seqs: [5, 6], snapshot: false });
+    // Events keep coming: the snapshot rides with the next batch rather than waiting for a gap.
+    record.narrate('e');
+    calls.sent[4].resolve(1);
+    await turn();
+    expect(calls.sent[5]).toMatchObject({ seqs: [7], snapshot: true });
+    calls.sent[5].resolve(1);
+    await appender.drained();
+    expect(calls.sent).toHaveLength(6);
+    expect(calls.stored).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // The snapshot-only call tells no follower anything new.
+    expect(stored.map((s) => s.seq)).toEqual([1, 2, 4, 6, 7]);
+  });
+
   it('renews the TTL only when due and the owner index only when the status time moved, and tells when a batch is stored', async () => {
     const { calls, record, appender, stored } = setUp();
     await turn();

@@ -73,6 +73,15 @@ export interface AppenderOptions {
   onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
   /** Another writer holds the lease now: nothing this appender sends is stored any more. */
   onLeaseLost?: () => void;
+  /**
+   * Runs `send` once the current event-loop turn is done (default: setImmediate). A store runs
+   * all its tasks' due sends from one callback, so that their script calls leave in one socket write.
+   */
+  defer?: (send: () => void) => void;
+}
+
+function deferToImmediate(send: () => void): void {
+  setImmediate(send);
 }
 
 /** Events per script call at most: a long backlog (after an outage) goes in several. */
@@ -100,7 +109,7 @@ const RETRY_MAX_MS = 2_000;
  */
 export class RedisTaskAppender {
   private readonly pending: TaskEvent[] = [];
-  private scheduled?: NodeJS.Immediate;
+  private scheduled = false;
   private sending = false;
   private retry?: NodeJS.Timeout;
   private retryMs = RETRY_FIRST_MS;
@@ -108,6 +117,8 @@ export class RedisTaskAppender {
   private overflowed = false;
   private snapshotState?: TaskState;
   private snapshotAt = 0;
+  /** The last batch left its periodic snapshot to the next call (see send). */
+  private snapshotOwed = false;
   private eventsSinceSnapshot = 0;
   private ttlRenewedAt = Number.NEGATIVE_INFINITY;
   private indexedStatusTime?: number;
@@ -170,9 +181,8 @@ export class RedisTaskAppender {
 
   /** Stops retrying; what was not stored stays unstored. */
   stop(): number {
-    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = false;
     if (this.retry) clearTimeout(this.retry);
-    this.scheduled = undefined;
     this.retry = undefined;
     for (const resolve of this.waiters.splice(0)) resolve();
     return this.pending.length;
@@ -180,23 +190,39 @@ export class RedisTaskAppender {
 
   private schedule(): void {
     if (this.scheduled || this.sending || this.retry) return;
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined;
+    this.scheduled = true;
+    (this.options.defer ?? deferToImmediate)(() => {
+      // Stopped meanwhile: nothing goes out.
+      if (!this.scheduled) return;
+      this.scheduled = false;
       void this.send();
     });
   }
 
   private async send(): Promise<void> {
-    if (this.sending || this.pending.length === 0) {
+    if (this.sending || (this.pending.length === 0 && !this.snapshotOwed)) {
       if (!this.sending) this.settle();
       return;
     }
     this.sending = true;
     const batch = this.pending.splice(0, MAX_BATCH);
     const task = this.record;
-    const last = batch[batch.length - 1].seq;
+    // An empty batch: the call stores only the snapshot that the last batch left for it (see below).
+    const last = batch.length > 0 ? batch[batch.length - 1].seq : this.storedSeq;
     // The snapshot describes the task at its newest event: only a batch that ends there can carry it.
-    const withSnapshot = this.pending.length === 0 && last === task.lastSeq && this.snapshotDue(task, batch.length);
+    const due = this.pending.length === 0 && last === task.lastSeq && this.snapshotDue(task, batch.length);
+    // A state change (and the end) carries its snapshot: readers take the two together. A periodic
+    // one (tens of kB) goes in a call of its own right after this batch's, so that the frames of
+    // the batch do not wait for it to be built and stored; it rides along only when events keep
+    // coming (a run writing flat out: there is never a moment without a batch).
+    const apart = due && batch.length > 0 && !this.snapshotOwed && !task.isTerminal && task.state === this.snapshotState;
+    const withSnapshot = due && !apart;
+    this.snapshotOwed = apart;
+    if (batch.length === 0 && !withSnapshot) {
+      this.sending = false;
+      this.settle();
+      return;
+    }
     const state = task.state;
     const statusTime = task.statusTime;
     const answer = task.answerText;
@@ -245,7 +271,7 @@ export class RedisTaskAppender {
         } else this.eventsSinceSnapshot += batch.length;
         if (last > this.storedSeq) this.storedSeq = last;
         this.storedState = state;
-        this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
+        if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
       }
     } catch (err) {
       // Back at the front, in order; tried again after a pause that grows while Redis stays away.
@@ -262,7 +288,7 @@ export class RedisTaskAppender {
       return;
     }
     this.sending = false;
-    if (this.pending.length > 0) void this.send();
+    if (this.pending.length > 0 || this.snapshotOwed) void this.send();
     else this.settle();
   }
 

@@ -8,6 +8,7 @@ import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
+import { RedisTurnWrites } from './redis-turn-writes';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
@@ -91,6 +92,8 @@ interface Head {
   state: TaskState;
   statusTime: number;
   lastSeq: number;
+  /** The newest stored event (the snapshot, at lastSeq, may be older). */
+  newestSeq: number;
   firstSeq: number;
   snapshot: TaskType;
 }
@@ -122,6 +125,8 @@ export class RedisTaskStore extends TaskStore {
   private readonly runLeases = new Set<string>();
   /** The caps on finished tasks (count and bytes), shared by every instance. */
   readonly retention?: RedisRetention;
+  /** The appenders' script calls of one turn leave in one write. */
+  private readonly turnWrites: RedisTurnWrites;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -130,6 +135,7 @@ export class RedisTaskStore extends TaskStore {
     if (maxRetainedTasks !== undefined && maxRetainedBytes !== undefined) {
       this.retention = new RedisRetention({ redis: options.redis, prefix: this.prefix, maxRetainedTasks, maxRetainedBytes });
     }
+    this.turnWrites = new RedisTurnWrites(options.redis);
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
@@ -260,7 +266,8 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args),
+      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
+      defer: (send) => this.turnWrites.defer(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,
@@ -571,6 +578,7 @@ export class RedisTaskStore extends TaskStore {
       state: record.state,
       statusTime: record.statusTime,
       lastSeq: 1,
+      newestSeq: 1,
       firstSeq: 1,
       snapshot,
     });
@@ -700,6 +708,7 @@ export class RedisTaskReplica implements TaskView {
   state: TaskState;
   statusTime: number;
   lastSeq: number;
+  private readonly storedNewestSeq: number;
   private readonly firstSeq: number;
   private readonly task: TaskType;
   private readonly listeners = new Set<TaskListener>();
@@ -720,12 +729,17 @@ export class RedisTaskReplica implements TaskView {
     this.state = head.state;
     this.statusTime = head.statusTime;
     this.lastSeq = head.lastSeq;
+    this.storedNewestSeq = head.newestSeq;
     this.firstSeq = head.firstSeq;
     this.task = head.snapshot;
   }
 
   get isTerminal(): boolean {
     return isTerminalState(this.state);
+  }
+
+  get newestSeq(): number {
+    return Math.max(this.lastSeq, this.storedNewestSeq);
   }
 
   get listenerCount(): number {
@@ -917,6 +931,7 @@ function readHead(hash: Record<string, string> | null, first: [string, string[]]
     statusTime: Number(hash.statusTime),
     // The snapshot's seq (it may be older than the newest event): a reader starts there and reads the rest from the stream.
     lastSeq: Number(hash.snapshotSeq ?? hash.lastSeq),
+    newestSeq: Number(hash.lastSeq),
     firstSeq: firstId ? Number(firstId.slice(0, firstId.indexOf('-'))) : Number(hash.lastSeq) + 1,
     snapshot: Task.fromJSON(JSON.parse(hash.snapshot)),
   };

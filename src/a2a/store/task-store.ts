@@ -15,8 +15,14 @@ export interface TaskView {
   readonly isTerminal: boolean;
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   readonly statusTime: number;
-  /** Sequence number of the newest event. */
+  /** Sequence number of the newest event (of the one `snapshot` describes, when that is older: see newestSeq). */
   readonly lastSeq: number;
+  /**
+   * The newest event's sequence number when it is newer than lastSeq: a reader built from a
+   * stored snapshot (Redis mode) starts at the snapshot, while a client may already have seen
+   * the events after it (and resumes from one of them with Last-Event-ID).
+   */
+  readonly newestSeq?: number;
   /** Resolves once the task is in a terminal state. */
   readonly settled: Promise<void>;
   /** Streams following the task right now: a client that rejoined counts. */
