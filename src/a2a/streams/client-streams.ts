@@ -59,10 +59,13 @@ export class ClientStreams implements OnModuleDestroy {
     socket?.on('drain', onDrain);
     this.open.set(response, watch);
     response.once('close', () => this.untrack(response));
-    if (!this.sweeper) {
-      this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.stalledMs / 4)));
-      this.sweeper.unref();
-    }
+    if (!this.sweeper) this.startSweeper();
+  }
+
+  /** Not inline in `track`: a closure made there would keep that stream's response (and request, socket) for the sweeper's life. */
+  private startSweeper(): void {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(1_000, this.stalledMs / 4)));
+    this.sweeper.unref();
   }
 
   /**
