@@ -19,9 +19,10 @@ class NumberBlock extends EventBlock<number> {
   }
 }
 
-const packing = (hot: number, block: number, packed: NumberBlock[] = []): EventPacking<number> => ({
+const packing = (hot: number, block: number, packed: NumberBlock[] = [], blockWeight?: number): EventPacking<number> => ({
   hot,
   block,
+  blockWeight,
   pack: (events, firstSeq) => {
     const made = new NumberBlock([...events], firstSeq);
     packed.push(made);
@@ -109,6 +110,17 @@ describe('EventLog', () => {
     expect(blocks).toHaveLength(4);
   });
 
+  it('packs by weight too: the events older than the hot ones, once they weigh blockWeight', () => {
+    const blocks: NumberBlock[] = [];
+    // Each event weighs its value: 10 each; the 2 newest stay as they are.
+    const log = new EventLog<number>(1_000, (n) => n, 1, packing(2, 100, blocks, 35));
+    for (let i = 0; i < 6; i++) log.append(10);
+    // After the 6th append, events 1-4 wait (40 >= 35): one block of 4.
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([[1, 4]]);
+    expect(log.bytes).toBe(60);
+    for (let seq = 1; seq <= 6; seq++) expect(log.get(seq)).toBe(10);
+  });
+
   it('with packing, agrees with a naive model over any appends, holds, trims and packs (weights included)', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('append' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
@@ -121,10 +133,11 @@ describe('EventLog', () => {
         fc.integer({ min: 0, max: 10 }),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 1, max: 5 }),
+        fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
         fc.array(op, { maxLength: 300 }),
-        (capacity, hot, block, firstSeq, ops) => {
+        (capacity, hot, block, firstSeq, blockWeight, ops) => {
           const weigh = (n: number): number => n % 10;
-          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block));
+          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, [], blockWeight));
           const plain = new EventLog<number>(capacity, weigh, firstSeq);
           for (const o of ops) {
             if (o.kind === 'append') {

@@ -24,8 +24,13 @@ export abstract class EventBlock<T> {
 export interface EventPacking<T> {
   /** The newest events kept as they are: live readers take them with no unpacking. */
   hot: number;
-  /** Events packed at a time, once that many are older than the hot ones. */
+  /** The events older than the hot ones are packed once they are this many... */
   block: number;
+  /**
+   * ...or once they weigh this much (by the log's `weigh`). A block big enough for the
+   * engine's large-object space is never copied by the young-generation GC, only promoted.
+   */
+  blockWeight?: number;
   pack(events: readonly T[], firstSeq: number): EventBlock<T>;
 }
 
@@ -53,6 +58,8 @@ export class EventLog<T> {
 
   /** Sum of the retained events' weights. */
   private weight = 0;
+  /** Sum of the weights of the tail's events older than the hot ones (with `packing` and `weigh`). */
+  private pendingWeight = 0;
 
   constructor(
     private readonly capacity: number,
@@ -97,9 +104,18 @@ export class EventLog<T> {
     this.tail.push(event);
     this.last += 1;
     if (this.weigh) this.weight += this.weigh(event);
-    this.trim(keepAfter);
     const packing = this.packing;
-    if (packing && this.last - this.tailFirst + 1 >= packing.hot + packing.block) this.packTail(packing.block);
+    if (packing && this.weigh) {
+      // The event that just left the hot ones now waits to be packed.
+      const left = this.last - packing.hot;
+      if (left >= this.tailFirst) this.pendingWeight += this.weigh(this.tail[this.tailStart + left - this.tailFirst] as T);
+    }
+    this.trim(keepAfter);
+    if (!packing) return;
+    const pending = this.last - packing.hot - this.tailFirst + 1;
+    if (pending >= packing.block || (pending > 0 && packing.blockWeight !== undefined && this.pendingWeight >= packing.blockWeight)) {
+      this.packTail(pending);
+    }
   }
 
   /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
@@ -136,7 +152,7 @@ export class EventLog<T> {
     return this.blocks[lo] as EventBlock<T>;
   }
 
-  /** Packs the oldest `count` retained events of the tail into one block. */
+  /** Packs the oldest `count` events of the tail into one block. */
   private packTail(count: number): void {
     // Events of the tail already dropped (a capacity below the hot ones) are not packed.
     const from = Math.max(this.tailFirst, this.first);
@@ -148,6 +164,8 @@ export class EventLog<T> {
     this.tail = this.tail.slice(at + count);
     this.tailStart = 0;
     this.tailFirst = from + count;
+    // Whatever waited is packed now (pack() also packs the hot ones).
+    this.pendingWeight = 0;
   }
 
   private dropOldest(): void {
@@ -155,7 +173,11 @@ export class EventLog<T> {
     this.first += 1;
     if (seq >= this.tailFirst) {
       const dropped = this.tail[this.tailStart];
-      if (this.weigh && dropped !== undefined) this.weight -= this.weigh(dropped);
+      if (this.weigh && dropped !== undefined) {
+        const weight = this.weigh(dropped);
+        this.weight -= weight;
+        if (this.packing && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
+      }
       this.tail[this.tailStart] = undefined;
       this.tailStart += 1;
       this.tailFirst += 1;

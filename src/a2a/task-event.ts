@@ -83,12 +83,15 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
 }
 
 /**
- * How a task's log keeps its events: the newest HOT as they are (what live streams take), older
- * ones packed BLOCK at a time. Retaining maxEventsPerTask (10,000) events as objects made the
- * young-generation GC copy and promote every one of them; packed, nearly none survive a scavenge.
+ * How a task's log keeps its events: the newest 64 as they are (what live streams take), older
+ * ones packed once they hold 160 Ki characters of JSON (or 4,096 events). Retaining
+ * maxEventsPerTask (10,000) events as objects made the young-generation GC copy and promote
+ * every one of them; a block of that size is allocated in V8's large-object space, which that
+ * GC promotes without copying.
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
   hot: 64,
-  block: 256,
+  block: 4096,
+  blockWeight: 160 * 1024,
   pack: (events, firstSeq) => new TaskEventBlock(events, firstSeq),
 };
