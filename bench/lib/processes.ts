@@ -77,8 +77,9 @@ export class ServerProcess {
   ) {}
 
   /** @param env variables of this server's own (e.g. BENCH_OBSERVABILITY) */
-  static async start(target: Target, env: Record<string, string> = {}): Promise<ServerProcess> {
-    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc'], env);
+  /** @param nodeFlags more flags for node (bench/ab-servers.ts: e.g. --trace-gc-nvp, --max-semi-space-size=64) */
+  static async start(target: Target, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<ServerProcess> {
+    const child = spawnTs('servers/serve.ts', [target], ['--expose-gc', ...nodeFlags], env);
     const { port, rpcPath } = await nextMessage<ServerReply, 'listening'>(child, 'listening', 60_000);
     return new ServerProcess(target, child, `http://127.0.0.1:${port}${rpcPath}`);
   }

@@ -1,0 +1,85 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/ab-servers.ts <rounds> <toolCalls> <streams> <server>...`
+ *
+ * A/B of servers side by side in one sitting: each `<server>` is `[checkout:]target[ flag,flag]`,
+ * e.g. `/tmp/before:toolstream`, `toolstream --max-semi-space-size=64` or
+ * `limit --trace-gc-nvp` (a checkout is a directory with this repository's files, e.g. a `git
+ * archive` copy with node_modules linked; without one, this checkout). All are started and warmed
+ * up, then every round runs the same job (`streams` streams of `toolCalls` calls each) on each
+ * server in turn, rotating who goes first; it prints each server's CPU per frame and frames/s,
+ * min / median / max over the rounds, with every round's CPU per frame. The load average moves
+ * the figures a lot on a shared machine: compare servers of one run, never runs.
+ */
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Target } from './lib/ipc';
+import { LoadProcess, ServerProcess } from './lib/processes';
+import { spread } from './lib/stats';
+
+interface Variant {
+  label: string;
+  checkout?: string;
+  target: Target;
+  flags: string[];
+}
+
+function parseVariant(spec: string): Variant {
+  const [where, ...flags] = spec.trim().split(/\s+/);
+  const colon = where.lastIndexOf(':');
+  const checkout = colon > 0 ? resolve(where.slice(0, colon)) : undefined;
+  const target = (colon > 0 ? where.slice(colon + 1) : where) as Target;
+  return { label: spec, checkout, target, flags: flags.flatMap((f) => f.split(',')).filter(Boolean) };
+}
+
+/** The checkout's own ServerProcess, so that its server runs its own sources. */
+function serverProcessOf(checkout: string | undefined): typeof ServerProcess {
+  if (!checkout) return ServerProcess;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require(join(checkout, 'bench', 'lib', 'processes')) as typeof import('./lib/processes')).ServerProcess;
+}
+
+async function main(): Promise<void> {
+  const [rounds, toolCalls, streams] = process.argv.slice(2, 5).map(Number);
+  const variants = process.argv.slice(5).map(parseVariant);
+  if (!(rounds > 0 && toolCalls > 0 && streams > 0) || variants.length === 0) {
+    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>...');
+  }
+  const load = await LoadProcess.start();
+  const servers: ServerProcess[] = [];
+  const cpu = variants.map((): number[] => []);
+  const fps = variants.map((): number[] => []);
+  try {
+    for (const v of variants) servers.push(await serverProcessOf(v.checkout).start(v.target, {}, v.flags));
+    for (const server of servers) {
+      await load.run({ url: server.url, streams: 20, maxOpen: 4, scenario: { toolCalls: 500, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < servers.length; k++) {
+        const i = (k + round) % servers.length;
+        const c0 = await servers[i].cpuUs();
+        const r = await load.run({ url: servers[i].url, streams, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
+        const used = (await servers[i].cpuUs()) - c0;
+        if (r.completed !== streams) throw new Error(`${variants[i].label}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
+        cpu[i].push(used / r.frames);
+        fps[i].push(r.framesPerSec);
+      }
+      console.log(`round ${round + 1} of ${rounds} done, load average ${loadavg()[0].toFixed(1)}`);
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+    await load.stop();
+  }
+  variants.forEach((v, i) => {
+    const c = spread(cpu[i]);
+    const f = spread(fps[i]);
+    console.log(
+      `${v.label}: server CPU per frame ${c.min.toFixed(1)} / ${c.median.toFixed(1)} / ${c.max.toFixed(1)} µs, ` +
+        `${f.min.toFixed(0)} / ${f.median.toFixed(0)} / ${f.max.toFixed(0)} frames/s (min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
+    );
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
