@@ -90,6 +90,41 @@ describe('tasks shared through Redis (e2e)', () => {
     expect(listed.result.tasks.map((t) => t.id)).toContain(taskId);
   });
 
+  it('a resume on B from the newest event, newer than the stored snapshot, is accepted and misses nothing', async () => {
+    const a = await instance();
+    const b = await instance(manual, { role: 'api' });
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run: ScriptedRun = await runStarted;
+    const seenOnA: SseMessage[] = [];
+    const stream = readSse(response)[Symbol.asyncIterator]();
+    const next = async (): Promise<SseMessage> => {
+      const { value } = await stream.next();
+      seenOnA.push(value as SseMessage);
+      return value as SseMessage;
+    };
+    await next(); // the Task
+    // WORKING: a state change, stored with its snapshot ...
+    run.progress('thinking');
+    await next();
+    // ... then a frame in a batch of its own, which (within a second) leaves the snapshot behind.
+    run.started('c0', 'calculator', { i: 0 });
+    const frame = await next();
+    abort.abort();
+    const taskId = summarise(seenOnA)[0].value.id as string;
+    const lastId = Number(frame.id);
+    expect(lastId).toBe(3);
+
+    const resumed = await rpc(b.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': String(lastId) } });
+    expect(resumed.status).toBe(200);
+    run.completed('c0', 'calculator', 0);
+    run.reply('done');
+    const onB = summarise(await collect(resumed));
+    expect(onB.map((e) => e.id)).toEqual([4, 5, 6]);
+    expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+  });
+
   it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
     const a = await instance(slowTool);
     const b = await instance(manual, { role: 'api' });
