@@ -34,6 +34,7 @@ function parseVariant(spec: string): Variant {
 /** The checkout's own ServerProcess, so that its server runs its own sources. */
 function serverProcessOf(checkout: string | undefined): typeof ServerProcess {
   if (!checkout) return ServerProcess;
+  // The checkout is named on the command line, so its module can only be loaded by path at run time.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return (require(join(checkout, 'bench', 'lib', 'processes')) as typeof import('./lib/processes')).ServerProcess;
 }

@@ -37,6 +37,19 @@ describe('tasks shared through Redis (e2e)', () => {
     return app;
   };
 
+  /**
+   * A streamed run on instance A, beside B, an api instance (it takes no runs, so the run is
+   * A's); `abort` drops A's stream.
+   */
+  const streamOnAWithApiB = async (): Promise<{ b: ScriptedA2aApp; run: ScriptedRun; abort: AbortController; response: Response }> => {
+    const a = await instance();
+    const b = await instance(manual, { role: 'api' });
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    return { b, run: await runStarted, abort, response };
+  };
+
   beforeAll(async () => {
     redis = await startRedis();
   });
@@ -48,13 +61,7 @@ describe('tasks shared through Redis (e2e)', () => {
   });
 
   it('a stream dropped on A resumes on B with Last-Event-ID: ids contiguous, nothing lost or doubled; GetTask and ListTasks on B', async () => {
-    const a = await instance();
-    // An api instance takes no runs: the run is A's.
-    const b = await instance(manual, { role: 'api' });
-    const runStarted = a.worker.nextRun();
-    const abort = new AbortController();
-    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
-    const run: ScriptedRun = await runStarted;
+    const { b, run, abort, response } = await streamOnAWithApiB();
     run.progress('thinking');
     for (let i = 0; i < 5; i++) {
       run.started(`c${i}`, 'calculator', { i });
@@ -91,12 +98,7 @@ describe('tasks shared through Redis (e2e)', () => {
   });
 
   it('a resume on B from the newest event, newer than the stored snapshot, is accepted and misses nothing', async () => {
-    const a = await instance();
-    const b = await instance(manual, { role: 'api' });
-    const runStarted = a.worker.nextRun();
-    const abort = new AbortController();
-    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
-    const run: ScriptedRun = await runStarted;
+    const { b, run, abort, response } = await streamOnAWithApiB();
     const seenOnA: SseMessage[] = [];
     const stream = readSse(response)[Symbol.asyncIterator]();
     const next = async (): Promise<SseMessage> => {
