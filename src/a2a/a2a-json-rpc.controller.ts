@@ -19,7 +19,7 @@ import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { SendMessageRequestDto } from './dto/send-message.dto';
 import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
-import { jsonRpcResult, type JsonRpcId, type SseStream } from './sse-framing';
+import { jsonRpcResult, type JsonRpcId, type TaskSseStream } from './sse-framing';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { JsonRpcExceptionFilter } from './json-rpc-exception.filter';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
@@ -32,7 +32,7 @@ interface JsonRpcCall {
 }
 
 /** What a method answers: one JSON result, or an event stream. */
-type Outcome = { kind: 'json'; result: string } | { kind: 'stream'; sse: SseStream };
+type Outcome = { kind: 'json'; result: string } | { kind: 'stream'; sse: TaskSseStream };
 
 const PUSH_METHODS = new Set([
   'CreateTaskPushNotificationConfig',
@@ -151,7 +151,7 @@ export class A2aJsonRpcController {
    * is written as it attaches): one write instead of two per stream; they are flushed alone only
    * for a stream with nothing to send yet.
    */
-  private sendStream(res: Response, sse: SseStream): void {
+  private sendStream(res: Response, sse: TaskSseStream): void {
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
     res.writeHead(200, {

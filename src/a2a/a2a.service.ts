@@ -29,7 +29,7 @@ import { DEFAULT_PAGE_SIZE } from './dto/task-requests.dto';
 import type { SendMessageRequestDto } from './dto/send-message.dto';
 import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
-import { ResponseWriter, SseStream, type StreamFraming } from './sse-framing';
+import { ResponseWriter, TaskSseStream, type StreamFraming } from './sse-framing';
 import type { TaskEventStream } from './task-stream';
 import type { TaskView } from './store/task-store';
 import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
@@ -43,7 +43,7 @@ export type SendRequest = Pick<SendMessageRequest, 'message' | 'configuration' |
 /** A stream ready to be written: its task and its SSE stream. */
 export interface TaskStream {
   task: TaskView;
-  sse: SseStream;
+  sse: TaskSseStream;
 }
 
 /**
@@ -201,14 +201,14 @@ export class A2aService {
    * version, kept alive. A client too slow for the log's retention is disconnected, so that it
    * resumes with Last-Event-ID rather than read a stream with a hole.
    */
-  private frame(events: TaskEventStream, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): SseStream {
+  private frame(events: TaskEventStream, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): TaskSseStream {
     this.clientStreams.track(response, () => this.closeByServer(response));
     const endsQuietly = (err: unknown): boolean => {
       if (!(err instanceof StreamOverrunError)) return false;
       this.closeByServer(response);
       return true;
     };
-    return new SseStream(events, ctx.version, framing, this.config.keepAliveMs, endsQuietly, pace instanceof ResponseWriter ? pace : undefined);
+    return new TaskSseStream(events, ctx.version, framing, this.config.keepAliveMs, endsQuietly, pace instanceof ResponseWriter ? pace : undefined);
   }
 
   /**

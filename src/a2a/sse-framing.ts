@@ -111,7 +111,7 @@ export class ResponseWriter implements StreamPace {
  * JSON-RPC binding has it `writeTo` its response, the same bytes with no operator hop and no
  * message object per event.
  */
-export class SseStream {
+export class TaskSseStream {
   constructor(
     private readonly events: TaskEventStream,
     private readonly version: ProtocolVersion,

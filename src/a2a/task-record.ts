@@ -120,7 +120,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly history: Message[];
   /**
    * The answer and open tools' artifacts, then finished tools' artifacts, oldest first. A tool's
-   * artifact is kept as its frame and built only for a snapshot (snapshots are rare, frames are not).
+   * artifact is kept as a KeptTool (its latest frame) and built only for a snapshot (snapshots are
+   * rare, frames are not).
    */
   private readonly artifacts = new Map<string, Artifact | KeptTool>();
   // The collections below are made on first use: a task without tool calls, streams that attach
