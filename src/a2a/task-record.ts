@@ -1,14 +1,12 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   TOOL_CALL_V1_ARTIFACT_NAME,
-  TOOL_CALL_V1_MIME_TYPE,
-  TOOL_CALL_V1_PART_MEDIA_TYPE,
   emitToolCall,
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TaskEvent } from './task-event';
+import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -464,14 +462,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private toolFrameEvent(frame: ToolCallArtifactData, id: string): TaskEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    const json = [
-      this.toolEventHead,
-      JSON.stringify(id),
-      TOOL_ARTIFACT_MIDDLE_JSON,
-      JSON.stringify(frame),
-      frame.phase === 'started' ? TOOL_EVENT_TAIL_JSON : TOOL_EVENT_LAST_TAIL_JSON,
-    ].join('');
-    return new TaskEvent(this.log.nextSeq, json, true);
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, JSON.stringify(id), JSON.stringify(frame), frame.phase !== 'started');
   }
 
   /**
@@ -504,12 +495,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (callbacks) for (const callback of callbacks) callback();
   }
 }
-
-const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
-const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
-const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
-const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
-const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
 
 /**
  * A tool's artifact as the task keeps it: its latest frame (the artifact is built only for a
