@@ -91,10 +91,11 @@ export interface SnapshotOptions {
 const eventBytes = (event: TaskEvent): number => event.json.length;
 
 /**
- * Listeners being pumped (a listener follows one task): one set for every task rather than a
- * WeakSet per task, which each of the 10,000 retained finished tasks would keep.
+ * Listeners being pumped right now, innermost last (a listener follows one task): one stack for
+ * every task rather than a set per task, which each of the 10,000 retained finished tasks would
+ * keep; pumps nest only a few deep, so a lookup is a short scan, cheaper than a WeakSet's hashing.
  */
-const PUMPING = new WeakSet<TaskListener>();
+const PUMPING: TaskListener[] = [];
 
 /**
  * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
@@ -449,9 +450,12 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
-    this.log.append(event, this.keepAfter());
+    const first = this.log.firstSeq;
+    // Only a log at capacity trims: only then does it matter which events readers still need.
+    this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
     this.onEvent?.(event, this);
-    this.dropOverrun();
+    // A listener can only have fallen out of the log if events left it.
+    if (this.log.firstSeq !== first) this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
   }
 
@@ -470,8 +474,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (PUMPING.has(listener)) return;
-    PUMPING.add(listener);
+    if (PUMPING.includes(listener)) return;
+    PUMPING.push(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
         if (listener.ready && !listener.ready()) return;
@@ -482,7 +486,8 @@ export class TaskRecord implements TaskView, TaskWriter {
         listener.push(event);
       }
     } finally {
-      PUMPING.delete(listener);
+      // Pumps nest (a push may append and pump again), so this one is the last one in.
+      PUMPING.pop();
     }
   }
 
