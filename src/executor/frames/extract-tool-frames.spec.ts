@@ -59,6 +59,22 @@ describe('extractToolFrames', () => {
     expect(extractToolFrames([...messages, result('c1', 'sunny')], grown.cursor).frames).toEqual([]);
   });
 
+  it('pairs the results of settled calls but gives them no frame, unless the call started in the same read', () => {
+    const messages: BaseMessage[] = [new HumanMessage('hi'), ai([{ id: 'c1', name: 'weather' }, { id: 'c2', name: 'weather' }])];
+    const first = extractToolFrames(messages, cursorAt(1));
+    const settled = (id: string): boolean => id === 'c1';
+    const grown = [...messages, result('c1', '{"a":1}'), result('c2', 'rain')];
+    const second = extractToolFrames(grown, first.cursor, settled);
+    expect(second.frames).toEqual([{ toolCallId: 'c2', name: 'weather', phase: 'completed', result: 'rain' }]);
+    expect(second.cursor.pending).toEqual([]);
+    // A model that reuses the id c1 for a new call: that call's result is a new one.
+    const reused = [...grown, ai([{ id: 'c1', name: 'weather' }]), result('c1', 'again')];
+    expect(extractToolFrames(reused, second.cursor, settled).frames).toEqual([
+      { toolCallId: 'c1', name: 'weather', phase: 'started', args: {} },
+      { toolCallId: 'c1', name: 'weather', phase: 'completed', result: 'again' },
+    ]);
+  });
+
   it('is pure: the cursor it is given is left as it was', () => {
     const cursor: FrameCursor = Object.freeze({ next: 0, pending: Object.freeze([]) });
     const messages = [ai([{ id: 'c1', name: 'weather' }])];

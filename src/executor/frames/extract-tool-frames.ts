@@ -57,11 +57,20 @@ export const fallbackToolCallId = (messageIndex: number, callIndex: number): str
  * (`args` = the parsed arguments), a `completed` or `failed` frame per tool-result message
  * (`status: "error"` → `failed`, with the tool's own message). Results that carry no call id
  * pair with the oldest anonymous call. Pure: returns a new cursor, changes nothing it is given.
+ * `settled` names calls whose terminal frame the caller already has (from LangGraph's `tools`
+ * stream, which reports each result before the state does): their results are paired but yield
+ * no frame, so their content is not read back (JSON.parse) only to be dropped.
  */
-export function extractToolFrames(messages: readonly BaseMessage[], cursor: FrameCursor = START_CURSOR): ExtractedFrames {
+export function extractToolFrames(
+  messages: readonly BaseMessage[],
+  cursor: FrameCursor = START_CURSOR,
+  settled?: (toolCallId: string) => boolean,
+): ExtractedFrames {
   const frames: ToolCallArtifactData[] = [];
   const turns: ToolTurn[] = [];
   const pending = cursor.pending.slice();
+  // A call started in this very read is a new one even when its id was settled (reused ids).
+  const startedNow = settled ? new Set<string>() : undefined;
   // A state that shrank (messages removed by the graph) has nothing new to read.
   const from = Math.min(cursor.next, messages.length);
   for (let index = from; index < messages.length; index++) {
@@ -77,6 +86,7 @@ export function extractToolFrames(messages: readonly BaseMessage[], cursor: Fram
       turns.push({ at: frames.length, calls, said: contentText(message.content).trim() });
       calls.forEach((call, j) => {
         pending.push({ toolCallId: call.toolCallId, name: call.name, anonymous: !toolCalls[j].id });
+        startedNow?.add(call.toolCallId);
         frames.push({ toolCallId: call.toolCallId, name: call.name, phase: 'started', args: call.args });
       });
     } else if (ToolMessage.isInstance(message)) {
@@ -85,6 +95,7 @@ export function extractToolFrames(messages: readonly BaseMessage[], cursor: Fram
         : pending.findIndex((p) => p.anonymous);
       const call = at >= 0 ? pending.splice(at, 1)[0] : undefined;
       const toolCallId = message.tool_call_id || call?.toolCallId || fallbackToolCallId(index, 0);
+      if (settled?.(toolCallId) && !startedNow?.has(toolCallId)) continue;
       const name = message.name || call?.name || 'unknown';
       frames.push(
         message.status === 'error'

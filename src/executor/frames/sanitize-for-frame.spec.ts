@@ -97,6 +97,21 @@ describe('sanitizeForFrame', () => {
       expect(sanitizeForFrame({ getter, proxy })).toEqual({ getter: UNREADABLE, proxy: UNREADABLE });
     });
 
+    it('reads each property once, small values or large', () => {
+      for (const other of ['short', 'x'.repeat(1000)]) {
+        let reads = 0;
+        const value = Object.defineProperty({ other }, 'counted', {
+          enumerable: true,
+          get() {
+            reads++;
+            return reads;
+          },
+        });
+        expect(sanitizeForFrame(value)).toEqual({ other, counted: 1 });
+        expect(reads).toBe(1);
+      }
+    });
+
     it('keeps a "__proto__" key as data without touching any prototype', () => {
       const out = sanitizeForFrame(JSON.parse('{"__proto__": {"polluted": true}, "a": 1}')) as Record<string, unknown>;
       expect(Object.getPrototypeOf(out)).toBe(Object.prototype);

@@ -185,11 +185,60 @@ class FrameSanitizer {
     if (typeof toJSON === 'function' && !('lc_namespace' in value)) {
       return this.walk(toJSON.call(value), depth + 1, budget);
     }
-    return this.walkEntries(
-      Object.keys(value).map((k) => [k, (value as Record<string, unknown>)[k]] as [string, unknown]),
-      depth,
-      budget,
+    const keys = Object.keys(value);
+    // Each value read once (a getter runs once).
+    const values = keys.map((k) => (value as Record<string, unknown>)[k]);
+    return (
+      this.walkSmallObject(keys, values, depth, budget) ??
+      this.walkEntries(
+        keys.map((k, i) => [k, values[i]] as [string, unknown]),
+        depth,
+        budget,
+      )
     );
+  }
+
+  /**
+   * What walkEntries does for an object of small values only (the usual tool arguments and
+   * results), without its entry tuples, closures and second pass: each entry placed in its
+   * order. Undefined when some value is not small (then walkEntries shares the budget).
+   */
+  private walkSmallObject(keys: readonly string[], values: readonly unknown[], depth: number, budget: number): Walked | undefined {
+    for (let i = 0; i < keys.length; i++) {
+      const raw = values[i];
+      const large = typeof raw === 'string' ? raw.length > SHORT_STRING : typeof raw === 'object' && raw !== null;
+      if (large && !this.isSecretKey(keys[i])) return undefined;
+    }
+    if (budget < 2) return TOO_BIG;
+    const out: Record<string, unknown> = {};
+    let used = 2;
+    let count = 0;
+    let omitted = 0;
+    let complete = true;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const sep = count > 0 ? 1 : 0;
+      const keyBytes = jsonBytes(key) + 1;
+      const available = budget - used - sep - keyBytes - MARKER_RESERVE;
+      const child = this.isSecretKey(key) ? fitString(REDACTED, available) : this.walk(values[i], depth + 1, available);
+      if (child === TOO_BIG) {
+        complete = false;
+        break;
+      }
+      if (child === NO_JSON) {
+        omitted++;
+        continue;
+      }
+      define(out, key, child.value);
+      used += sep + keyBytes + child.bytes;
+      count++;
+    }
+    if (!complete) {
+      const marker = `[truncated: ${keys.length - count - omitted} more keys]`;
+      define(out, '…', marker);
+      used += (count > 0 ? 1 : 0) + jsonBytes('…') + 1 + jsonBytes(marker);
+    }
+    return used <= budget ? { value: out, bytes: used } : TOO_BIG;
   }
 
   private walkArray(items: readonly unknown[], depth: number, budget: number): Walked {

@@ -16,9 +16,9 @@ const results = [
 ];
 
 /** A clock that ticks one second per reading, so every timestamp is distinct and checkable. */
-function tickingClock(): () => Date {
+function tickingClock(): () => number {
   let t = Date.parse('2026-01-01T00:00:00.000Z');
-  return () => new Date((t += 1000));
+  return () => (t += 1000);
 }
 
 const frames = (events: ExecutorEvent[]) => events.flatMap((e) => (e.type === 'toolFrame' ? [e.frame] : []));

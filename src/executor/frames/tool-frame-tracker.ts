@@ -58,10 +58,16 @@ export class ToolFrameTracker {
   private step = 0;
   private lastStampMs = NaN;
   private lastStamp = '';
+  /** A call whose terminal frame is out: its result in a later state snapshot adds nothing. */
+  private readonly settled = (modelId: string): boolean => {
+    const toolCallId = this.frameIds.get(modelId);
+    return toolCallId !== undefined && !this.open.has(toolCallId);
+  };
 
   constructor(
     private readonly hygiene: FrameHygieneOptions = {},
-    private readonly clock: () => Date = () => new Date(),
+    /** Epoch milliseconds (a Date per frame was a measurable share of the tracker's cost). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** How many tools are running. */
@@ -80,7 +86,7 @@ export class ToolFrameTracker {
       this.cursor = cursorAt(messages.length);
       return [];
     }
-    const { frames, turns, cursor } = extractToolFrames(messages, this.cursor);
+    const { frames, turns, cursor } = extractToolFrames(messages, this.cursor, this.settled);
     this.cursor = cursor;
     const events: ExecutorEvent[] = [];
     let nextTurn = 0;
@@ -89,9 +95,9 @@ export class ToolFrameTracker {
         events.push(this.turnProgress(turns[nextTurn]));
         nextTurn++;
       }
-      if (frame.phase === 'started') events.push(...this.start(frame.toolCallId, frame.name, frame.args));
-      else if (frame.phase === 'failed') events.push(...this.end(frame.toolCallId, frame.name, { phase: 'failed', error: frame.error ?? '' }));
-      else events.push(...this.end(frame.toolCallId, frame.name, { phase: 'completed', result: frame.result }));
+      if (frame.phase === 'started') this.start(frame.toolCallId, frame.name, frame.args, events);
+      else if (frame.phase === 'failed') this.end(frame.toolCallId, frame.name, { phase: 'failed', error: frame.error ?? '' }, events);
+      else this.end(frame.toolCallId, frame.name, { phase: 'completed', result: frame.result }, events);
     });
     return events;
   }
@@ -102,17 +108,22 @@ export class ToolFrameTracker {
    */
   fromToolEvent(event: ToolStreamEvent): ExecutorEvent[] {
     const id = event.toolCallId;
-    if (!id) return [];
+    const events: ExecutorEvent[] = [];
+    if (!id) return events;
     switch (event.event) {
       case 'on_tool_start':
-        return this.start(id, event.name, event.input);
+        this.start(id, event.name, event.input, events);
+        break;
       case 'on_tool_end':
-        return this.end(id, event.name, { phase: 'completed', result: toolResultValue(event.output) });
+        this.end(id, event.name, { phase: 'completed', result: toolResultValue(event.output) }, events);
+        break;
       case 'on_tool_error':
-        return this.end(id, event.name, { phase: 'failed', error: errorMessage(event.error) });
+        this.end(id, event.name, { phase: 'failed', error: errorMessage(event.error) }, events);
+        break;
       case 'on_tool_event':
-        return [];
+        break;
     }
+    return events;
   }
 
   /** `failed` frames closing every open tool, forwarded ones first (cancel, time budget, run error). */
@@ -177,30 +188,29 @@ export class ToolFrameTracker {
   /**
    * Both sources report each start; the second report finds the call open and adds nothing.
    * A start for an id whose call already ended is a new call reusing the id (some models number
-   * calls per reply): it gets a fresh id, and the frames that follow go to it.
+   * calls per reply): it gets a fresh id, and the frames that follow go to it. Events go into `out`.
    */
-  private start(modelId: string, name: string, args: unknown): ExecutorEvent[] {
+  private start(modelId: string, name: string, args: unknown, out: ExecutorEvent[]): void {
     let toolCallId = this.frameIds.get(modelId);
-    if (toolCallId !== undefined && this.open.has(toolCallId)) return [];
+    if (toolCallId !== undefined && this.open.has(toolCallId)) return;
     toolCallId = toolCallId === undefined ? modelId : this.freshId(modelId);
     this.frameIds.set(modelId, toolCallId);
     this.open.set(toolCallId, name);
-    return [this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args })];
+    out.push(this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args }));
   }
 
-  private end(modelId: string, name: string, terminal: Terminal): ExecutorEvent[] {
+  private end(modelId: string, name: string, terminal: Terminal, out: ExecutorEvent[]): void {
     // A result whose start was never seen still gets its `started` first, so pairs stay whole.
-    const events = this.frameIds.has(modelId) ? [] : this.start(modelId, name, undefined);
+    if (!this.frameIds.has(modelId)) this.start(modelId, name, undefined, out);
     const toolCallId = this.frameIds.get(modelId) ?? modelId;
     const startedName = this.open.get(toolCallId);
-    if (startedName === undefined) return events;
+    if (startedName === undefined) return;
     // What it delegated settles first, so no nested call outlives the call it belongs to.
     if (this.forwardedOpen.size > 0) {
-      events.push(...this.closeForwarded((call) => call.root === toolCallId, terminal.phase === 'failed' ? terminal.error : DELEGATION_ENDED));
+      out.push(...this.closeForwarded((call) => call.root === toolCallId, terminal.phase === 'failed' ? terminal.error : DELEGATION_ENDED));
     }
     this.open.delete(toolCallId);
-    events.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
-    return events;
+    out.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
   }
 
   /** `<id>~2`, `<id>~3`, …: the first not yet taken by any call of this run. */
@@ -217,7 +227,7 @@ export class ToolFrameTracker {
 
   /** The clock's time as ISO 8601; frames of one millisecond share one string (toISOString is slow). */
   private timestamp(): string {
-    const ms = this.clock().getTime();
+    const ms = this.now();
     if (ms !== this.lastStampMs) {
       this.lastStampMs = ms;
       this.lastStamp = new Date(ms).toISOString();
