@@ -17,7 +17,7 @@
  */
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { DeepAgentExecutor, type MessagesAgent } from '../src/executor';
-import { agentOf, bareRun, executorRun, streamBare, trimmedMean, type AgentShape } from './sections/executor-overhead';
+import { agentOf, bareRun, executorRun, streamBare, trimmedMean, warmUp, type AgentShape } from './sections/executor-overhead';
 import { median } from './lib/stats';
 
 function arg(name: string, fallback: number): number {
@@ -76,9 +76,8 @@ async function main(): Promise<void> {
     const { agent, executor } = agentOf(shape, toolCalls);
     const replay = replayAgent(await record(agent));
     const replayExecutor = new DeepAgentExecutor(replay, { agent: replay });
+    await warmUp((i) => bareRun(agent, `warm-bare-${i}`), (i) => executorRun(executor, `warm-exec-${i}`, toolCalls), 20, 1_200);
     for (let i = 0; i < 40; i++) {
-      await bareRun(agent, `warm-bare-${i}`);
-      await executorRun(executor, `warm-exec-${i}`, toolCalls);
       await bareRun(replay, 'replay');
       await executorRun(replayExecutor, `warm-replay-${i}`, toolCalls);
     }

@@ -6,8 +6,8 @@
  *
  * How, so that the machine's noise hits both sides alike (docs/performance.md, "How the
  * executor overhead is measured"): the two sides run in pairs, back to back, the order swapped
- * from one pair to the next, in one process; the warm-up runs pairs until both sides have had
- * their share of CPU; each repetition runs pairs until each side has used its CPU budget; a
+ * from one pair to the next, in one process; the warm-up runs pairs until the runs stop getting
+ * cheaper; each repetition runs pairs until each side has used its CPU budget; a
  * repetition's figure is the ratio of the two sides' trimmed means (the highest and lowest
  * fifth of each side's runs left out, GC included in every run kept); the target is met only
  * when the worst repetition meets it.
@@ -134,11 +134,12 @@ export function trimmedMean(values: readonly number[], trim = TRIM): number {
 }
 
 /**
- * CPU each side uses per repetition, at least (ms): about 90 one-turn runs or 40 ten-turn runs
- * per side in a full run, where 24 runs of each left repetitions 10 % apart with no change.
+ * CPU each side uses per repetition, at least (ms): about 65 one-turn runs or 28 ten-turn runs
+ * per side in a full run on a quiet machine, where 24 runs of each left repetitions 10 % apart
+ * with no change.
  */
 export function sideCpuBudgetMs(config: BenchConfig): number {
-  return config.quick ? 150 : 1_500;
+  return config.quick ? 150 : 1_200;
 }
 
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
@@ -170,6 +171,35 @@ export async function pairedRuns(
   return { bare, executor };
 }
 
+/** Pairs per window of the warm-up's steadiness check. */
+const WARM_UP_WINDOW = 10;
+
+/**
+ * Runs pairs until both sides' code is compiled and the heap at its working size: at least
+ * `minRuns` pairs and `cpuMs` of CPU per side, then windows of pairs until a window's bare
+ * runs no longer cost 3 % less than the previous window's (at most three budgets per side).
+ * A ten-turn run kept getting cheaper for about 130 runs (97 ms for the first 16, 39 ms after
+ * 140, load ~10), and the executor side read 12-13 % over the bare one during that time, which
+ * was measuring the JIT, not the executor.
+ */
+export async function warmUp(
+  bareSide: (i: number) => Promise<number>,
+  executorSide: (i: number) => Promise<number>,
+  minRuns: number,
+  cpuMs: number,
+): Promise<void> {
+  const first = await pairedRuns(bareSide, executorSide, minRuns, cpuMs);
+  let spent = sum(first.bare);
+  let previous = trimmedMean(first.bare.slice(-WARM_UP_WINDOW));
+  while (spent < 3 * cpuMs) {
+    const window = await pairedRuns(bareSide, executorSide, WARM_UP_WINDOW, 0);
+    spent += sum(window.bare);
+    const current = trimmedMean(window.bare);
+    if (current >= previous * 0.97) return;
+    previous = current;
+  }
+}
+
 export async function measureExecutorOverhead(config: BenchConfig, log: (line: string) => void): Promise<ExecutorOverheadResult> {
   const rows: ExecutorOverheadRow[] = [];
   const toolCalls = config.executorToolCalls;
@@ -178,9 +208,7 @@ export async function measureExecutorOverhead(config: BenchConfig, log: (line: s
     const { agent, executor } = agentOf(shape, toolCalls);
     const bareSide = (id: string) => (i: number) => bareRun(agent, `${id}-${i}`);
     const executorSide = (id: string) => (i: number) => executorRun(executor, `${id}-${i}`, toolCalls);
-    // Both sides' paths compiled and the heap at its working size before anything counts: a
-    // cold run can cost twice as much, which would be measuring the JIT.
-    await pairedRuns(bareSide('warm-bare'), executorSide('warm-exec'), config.executorWarmUpRuns, budget / 2);
+    await warmUp(bareSide('warm-bare'), executorSide('warm-exec'), config.executorWarmUpRuns, budget);
     const bareMeans: number[] = [];
     const executorMeans: number[] = [];
     const overheads: number[] = [];
