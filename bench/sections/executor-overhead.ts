@@ -177,7 +177,7 @@ const WARM_UP_WINDOW = 10;
 /**
  * Runs pairs until both sides' code is compiled and the heap at its working size: at least
  * `minRuns` pairs and `cpuMs` of CPU per side, then windows of pairs until a window's bare
- * runs no longer cost 3 % less than the previous window's (at most three budgets per side).
+ * runs no longer cost 3 % less than the previous window's (at most twice `cpuMs` per side).
  * A ten-turn run kept getting cheaper for about 130 runs (97 ms for the first 16, 39 ms after
  * 140, load ~10), and the executor side read 12-13 % over the bare one during that time, which
  * was measuring the JIT, not the executor.
@@ -191,7 +191,7 @@ export async function warmUp(
   const first = await pairedRuns(bareSide, executorSide, minRuns, cpuMs);
   let spent = sum(first.bare);
   let previous = trimmedMean(first.bare.slice(-WARM_UP_WINDOW));
-  while (spent < 3 * cpuMs) {
+  while (spent < 2 * cpuMs) {
     const window = await pairedRuns(bareSide, executorSide, WARM_UP_WINDOW, 0);
     spent += sum(window.bare);
     const current = trimmedMean(window.bare);
@@ -208,7 +208,7 @@ export async function measureExecutorOverhead(config: BenchConfig, log: (line: s
     const { agent, executor } = agentOf(shape, toolCalls);
     const bareSide = (id: string) => (i: number) => bareRun(agent, `${id}-${i}`);
     const executorSide = (id: string) => (i: number) => executorRun(executor, `${id}-${i}`, toolCalls);
-    await warmUp(bareSide('warm-bare'), executorSide('warm-exec'), config.executorWarmUpRuns, budget);
+    await warmUp(bareSide('warm-bare'), executorSide('warm-exec'), config.executorWarmUpRuns, 2 * budget);
     const bareMeans: number[] = [];
     const executorMeans: number[] = [];
     const overheads: number[] = [];
