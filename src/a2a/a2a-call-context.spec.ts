@@ -63,3 +63,28 @@ describe('negotiate (extensions)', () => {
     expect(negotiate({ headers: { 'a2a-extensions': 'https://example.com/ext/must' } }, strict, true, undefined).toolFrames).toBe(false);
   });
 });
+
+describe('negotiate (remembered per header set)', () => {
+  it('answers a repeated header set as the first time, each request with its own caller', () => {
+    const headers = { 'a2a-version': '1.0', 'a2a-extensions': `${OTHER}, ${TOOL_CALL_V1_EXTENSION_URI}` };
+    const first = negotiate({ headers: { ...headers } }, card, true, 'alice');
+    const again = negotiate({ headers: { ...headers } }, card, true, 'bob');
+    expect(again).toMatchObject({ version: '1.0', toolFrames: true, activated: [OTHER, TOOL_CALL_V1_EXTENSION_URI], caller: 'bob' });
+    expect(first.caller).toBe('alice');
+    expect(() => (again.activated as string[]).push('x')).toThrow(TypeError);
+  });
+
+  it('keeps the option, the card and the query version apart', () => {
+    expect(negotiate({ headers: {} }, card, true, undefined).toolFrames).toBe(true);
+    expect(negotiate({ headers: {} }, card, false, undefined).toolFrames).toBe(false);
+    expect(negotiate({ headers: {} }, [], true, undefined).activated).toEqual([TOOL_CALL_V1_EXTENSION_URI]);
+    expect(negotiate({ headers: {}, query: { 'A2A-Version': '1.0' } }, card, true, undefined).version).toBe('1.0');
+    expect(negotiate({ headers: {}, query: {} }, card, true, undefined).version).toBe('0.3');
+  });
+
+  it('refuses a refused header set every time', () => {
+    const strict = [...card, { uri: 'https://example.com/ext/must', description: '', required: true, params: undefined }];
+    for (let i = 0; i < 2; i++) expect(() => negotiate({ headers: { 'a2a-version': '1.0' } }, strict, true, undefined)).toThrow(ExtensionSupportRequiredError);
+    for (let i = 0; i < 2; i++) expect(() => negotiate({ headers: { 'a2a-version': '7.0' } }, card, true, undefined)).toThrow(VersionNotSupportedError);
+  });
+});

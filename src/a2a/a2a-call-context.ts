@@ -19,8 +19,8 @@ export interface A2aCallContext {
   version: ProtocolVersion;
   /** Whether this client receives tool-call-v1 frames. */
   toolFrames: boolean;
-  /** The extension URIs to echo in the `A2A-Extensions` response header. */
-  activated: string[];
+  /** The extension URIs to echo in the `A2A-Extensions` response header (shared between requests: read only). */
+  activated: readonly string[];
   caller: CallerId;
   /** The caller's trace context (its `traceparent`, or the host's HTTP server span). */
   traceContext: Context;
@@ -57,6 +57,33 @@ export function negotiate(
   framesWhenNoHeader: boolean,
   caller: CallerId,
 ): A2aCallContext {
+  const { version, toolFrames, activated } = negotiated(source, cardExtensions, framesWhenNoHeader);
+  return { version, toolFrames, activated, caller, traceContext: callerTraceContext(source.headers) };
+}
+
+/** What a request's version and extension headers negotiate against one card's extensions. */
+interface Negotiated {
+  version: ProtocolVersion;
+  toolFrames: boolean;
+  activated: readonly string[];
+}
+
+/**
+ * Earlier negotiations per card extension list, by the requests' header values: clients send the
+ * same few headers on every request, and negotiating is on every request's path. Bounded: past
+ * MAX_REMEMBERED distinct header sets, the rest are negotiated each time.
+ */
+const remembered = new WeakMap<readonly AgentExtension[], Map<string, Negotiated>>();
+const MAX_REMEMBERED = 64;
+const VERSION_HEADER = A2A_VERSION_HEADER.toLowerCase();
+const EXTENSIONS_HEADER = A2A_EXTENSIONS_HEADER.toLowerCase();
+const EXTENSIONS_HEADER_V03 = A2A_EXTENSIONS_HEADER_V03.toLowerCase();
+
+function negotiated(source: NegotiationSource, cardExtensions: readonly AgentExtension[], framesWhenNoHeader: boolean): Negotiated {
+  const key = rememberKey(source, framesWhenNoHeader);
+  let byKey = remembered.get(cardExtensions);
+  const known = key === undefined ? undefined : byKey?.get(key);
+  if (known) return known;
   const version = negotiateVersion(source);
   const requested = requestedExtensions(source.headers);
   const missing = cardExtensions.filter((ext) => ext.required && !requested?.includes(ext.uri)).map((ext) => ext.uri);
@@ -67,11 +94,31 @@ export function negotiate(
     cardExtensions.map((ext) => ext.uri),
   );
   if (toolFrames && !activated.includes(TOOL_CALL_V1_EXTENSION_URI)) activated.unshift(TOOL_CALL_V1_EXTENSION_URI);
-  return { version, toolFrames, activated, caller, traceContext: callerTraceContext(source.headers) };
+  const result: Negotiated = { version, toolFrames, activated: Object.freeze(activated) };
+  if (key !== undefined) {
+    if (!byKey) remembered.set(cardExtensions, (byKey = new Map()));
+    if (byKey.size < MAX_REMEMBERED) byKey.set(key, result);
+  }
+  return result;
+}
+
+/**
+ * The key of what negotiation reads: the version header and the two extension headers, each a
+ * single value or absent (header values cannot hold a NUL). Undefined (not remembered) for a
+ * version given as a query parameter, or a header sent more than once.
+ */
+function rememberKey(source: NegotiationSource, framesWhenNoHeader: boolean): string | undefined {
+  const { headers } = source;
+  const version = headers[VERSION_HEADER];
+  const extensions = headers[EXTENSIONS_HEADER];
+  const extensionsV03 = headers[EXTENSIONS_HEADER_V03];
+  if (typeof version !== 'string' && (version !== undefined || versionParameter(source) !== undefined)) return undefined;
+  if (typeof extensions === 'object' || typeof extensionsV03 === 'object') return undefined;
+  return `${framesWhenNoHeader ? 1 : 0}\0${version ?? '\0'}\0${extensions ?? '\0'}\0${extensionsV03 ?? '\0'}`;
 }
 
 function versionParameter(source: NegotiationSource): string | undefined {
-  const header = source.headers[A2A_VERSION_HEADER.toLowerCase()];
+  const header = source.headers[VERSION_HEADER];
   if (typeof header === 'string') return header;
   if (Array.isArray(header)) return header[0];
   const query = source.query;

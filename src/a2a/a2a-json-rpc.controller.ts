@@ -1,8 +1,7 @@
-import { Controller, Logger, Post, Req, Res, UseFilters, UseGuards, type MessageEvent, type Type } from '@nestjs/common';
+import { Controller, Logger, Post, Req, Res, UseFilters, UseGuards, type Type } from '@nestjs/common';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { Request, Response } from 'express';
-import type { Observable } from 'rxjs';
 import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER } from './a2a.constants';
 import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
 import {
@@ -20,7 +19,7 @@ import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { SendMessageRequestDto } from './dto/send-message.dto';
 import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
-import { formatSse, jsonRpcResult, type JsonRpcId } from './sse-framing';
+import { jsonRpcResult, type JsonRpcId, type TaskSseStream } from './sse-framing';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { JsonRpcExceptionFilter } from './json-rpc-exception.filter';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
@@ -33,7 +32,7 @@ interface JsonRpcCall {
 }
 
 /** What a method answers: one JSON result, or an event stream. */
-type Outcome = { kind: 'json'; result: string } | { kind: 'stream'; messages: Observable<MessageEvent> };
+type Outcome = { kind: 'json'; result: string } | { kind: 'stream'; sse: TaskSseStream };
 
 const PUSH_METHODS = new Set([
   'CreateTaskPushNotificationConfig',
@@ -77,7 +76,7 @@ export class A2aJsonRpcController {
       const outcome = await this.dispatch(call, ctx, req, res);
       res.set(extensionHeaders(ctx));
       if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result));
-      else this.sendStream(res, outcome.messages);
+      else this.sendStream(res, outcome.sse);
     } catch (err) {
       if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       const { status, headers } = jsonRpcHttpStatus(err);
@@ -97,7 +96,7 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
         }
         case 'SendStreamingMessage':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
+          return { kind: 'stream', sse: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).sse };
         case 'GetTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
         case 'ListTasks':
@@ -105,7 +104,7 @@ export class A2aJsonRpcController {
         case 'CancelTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '1.0') };
         case 'SubscribeToTask':
-          return { kind: 'stream', messages: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).messages };
+          return { kind: 'stream', sse: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).sse };
       }
     } else {
       switch (call.method) {
@@ -114,13 +113,13 @@ export class A2aJsonRpcController {
           return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
         }
         case 'message/stream':
-          return { kind: 'stream', messages: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).messages };
+          return { kind: 'stream', sse: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).sse };
         case 'tasks/get':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
         case 'tasks/cancel':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.cancelTask(await this.params(call, TaskIdRequestDto), ctx), '0.3') };
         case 'tasks/resubscribe':
-          return { kind: 'stream', messages: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).messages };
+          return { kind: 'stream', sse: (await this.a2a.subscribe(await this.params(call, TaskIdRequestDto), lastEventId, ctx, framing, res)).sse };
       }
     }
     throw methodNotFound(call.method, versionHint(call.method, ctx));
@@ -146,13 +145,13 @@ export class A2aJsonRpcController {
   }
 
   /**
-   * Writes SSE messages as Nest's @Sse does (same framing, via formatSse). The pipeline is paced
-   * by this response's drain, so what waits for a slow client stays in the task's log. The
-   * headers leave with the events written in the same turn (a stream's first event, its Task or
-   * replay, is written at subscription): one write instead of two per stream; they are flushed
-   * alone only for a stream with nothing to send yet.
+   * Writes the stream's events as Nest's @Sse would (same framing), each as it comes, paced by
+   * this response's drain, so what waits for a slow client stays in the task's log. The headers
+   * leave with the events written in the same turn (a stream's first event, its Task or replay,
+   * is written as it attaches): one write instead of two per stream; they are flushed alone only
+   * for a stream with nothing to send yet.
    */
-  private sendStream(res: Response, messages: Observable<MessageEvent>): void {
+  private sendStream(res: Response, sse: TaskSseStream): void {
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
     res.writeHead(200, {
@@ -161,20 +160,8 @@ export class A2aJsonRpcController {
       Connection: 'keep-alive',
       'X-Accel-Buffering': 'no',
     });
-    let wrote = false;
-    const subscription = messages.subscribe({
-      next: (message) => {
-        wrote = true;
-        res.write(formatSse(message));
-      },
-      error: (err: unknown) => {
-        this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
-        res.end();
-      },
-      complete: () => res.end(),
-    });
+    const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();
-    res.once('close', () => subscription.unsubscribe());
   }
 }
 

@@ -64,7 +64,7 @@ export class A2aController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<Observable<MessageEvent>> {
     res.set(extensionHeaders(ctx));
-    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res, lastEventId)).messages;
+    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res, lastEventId)).sse.messages();
   }
 
   @Get(REST_ROUTES.tasks)
@@ -95,6 +95,6 @@ export class A2aController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<Observable<MessageEvent>> {
     res.set(extensionHeaders(ctx));
-    return (await this.a2a.subscribe(request, lastEventId, ctx, REST, res)).messages;
+    return (await this.a2a.subscribe(request, lastEventId, ctx, REST, res)).sse.messages();
   }
 }

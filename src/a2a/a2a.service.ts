@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Inject, Injectable, type MessageEvent } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   ListTasksRequest,
   SendMessageRequest,
@@ -10,7 +10,6 @@ import {
   type Message,
 } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
-import type { Observable } from 'rxjs';
 import { A2A_CONFIG, A2A_EXTENSIONS, type ProtocolVersion } from './a2a.constants';
 import type { A2aConfig } from './a2a.module-definition';
 import { negotiate, type A2aCallContext, type NegotiationSource } from './a2a-call-context';
@@ -30,8 +29,8 @@ import { DEFAULT_PAGE_SIZE } from './dto/task-requests.dto';
 import type { SendMessageRequestDto } from './dto/send-message.dto';
 import type { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { acceptsOutput, messageFromV03, messageText } from './message-content';
-import { toSseStream, type StreamFraming } from './sse-framing';
-import type { TaskEvent } from './task-event';
+import { ResponseWriter, TaskSseStream, type StreamFraming } from './sse-framing';
+import type { TaskEventStream } from './task-stream';
 import type { TaskView } from './store/task-store';
 import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
 import { ClientStreams } from './streams/client-streams';
@@ -41,10 +40,10 @@ const v03 = new V03PushNotificationSerializer();
 /** A send request in the SDK's 1.0 shape, whichever protocol version it arrived in. */
 export type SendRequest = Pick<SendMessageRequest, 'message' | 'configuration' | 'metadata'> & { message: Message };
 
-/** A stream ready to be written: its task and its SSE messages. */
+/** A stream ready to be written: its task and its SSE stream. */
 export interface TaskStream {
   task: TaskView;
-  messages: Observable<MessageEvent>;
+  sse: TaskSseStream;
 }
 
 /**
@@ -127,17 +126,16 @@ export class A2aService {
       let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
       // A finished task with nothing after: the Task as it is now.
       if (task.isTerminal && after >= task.lastSeq) after = undefined;
-      const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response, framing) });
-      return { task, messages: this.frame(events, ctx, framing, response) };
+      const pace = responsePace(response, framing);
+      const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace });
+      return { task, sse: this.frame(events, ctx, framing, response, pace) };
     }
-    const { task, events, release } = await this.tasks.startStreaming(claimed.input, {
-      toolFrames: ctx.toolFrames,
-      pace: responsePace(response, framing),
-    });
+    const pace = responsePace(response, framing);
+    const { task, events, release } = await this.tasks.startStreaming(claimed.input, { toolFrames: ctx.toolFrames, pace });
     // A client gone before its stream attached must not pin the task's events for good.
     response.once('close', release);
     this.cancelIfClientLeaves(response, task);
-    return { task, messages: this.frame(events, ctx, framing, response) };
+    return { task, sse: this.frame(events, ctx, framing, response, pace) };
   }
 
   async getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Promise<Task> {
@@ -188,8 +186,9 @@ export class A2aService {
         taskId: task.id,
       });
     }
-    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace: responsePace(response, framing) });
-    return { task, messages: this.frame(events, ctx, framing, response) };
+    const pace = responsePace(response, framing);
+    const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace });
+    return { task, sse: this.frame(events, ctx, framing, response, pace) };
   }
 
   /** A task as the JSON of a protocol version (1.0 ProtoJSON, or the 0.3 `kind: "task"` object). */
@@ -202,15 +201,14 @@ export class A2aService {
    * version, kept alive. A client too slow for the log's retention is disconnected, so that it
    * resumes with Last-Event-ID rather than read a stream with a hole.
    */
-  private frame(events: Observable<TaskEvent>, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse): Observable<MessageEvent> {
+  private frame(events: TaskEventStream, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): TaskSseStream {
     this.clientStreams.track(response, () => this.closeByServer(response));
-    return events.pipe(
-      toSseStream(ctx.version, framing, this.config.keepAliveMs, (err) => {
-        if (!(err instanceof StreamOverrunError)) return false;
-        this.closeByServer(response);
-        return true;
-      }),
-    );
+    const endsQuietly = (err: unknown): boolean => {
+      if (!(err instanceof StreamOverrunError)) return false;
+      this.closeByServer(response);
+      return true;
+    };
+    return new TaskSseStream(events, ctx.version, framing, this.config.keepAliveMs, endsQuietly, pace instanceof ResponseWriter ? pace : undefined);
   }
 
   /**
@@ -288,6 +286,8 @@ const SSE_EVENTS_PER_TURN = 32;
  * events per turn; the JSON-RPC binding writes each event at once, so its buffer tells all.
  */
 function responsePace(response: ServerResponse, framing: StreamFraming): StreamPace {
+  // No count per turn, so no timer per turn either: every event of every stream passes here.
+  if (framing.binding === 'jsonrpc') return new ResponseWriter(response);
   const whenReady = (callback: () => void): (() => void) => {
     if (response.writableNeedDrain) {
       response.once('drain', callback);
@@ -296,8 +296,6 @@ function responsePace(response: ServerResponse, framing: StreamFraming): StreamP
     const next = setImmediate(callback);
     return () => clearImmediate(next);
   };
-  // No count per turn, so no timer per turn either: every event of every stream passes here.
-  if (framing.binding === 'jsonrpc') return { ready: () => !response.writableNeedDrain, whenReady };
   let taken = 0;
   let turn: NodeJS.Immediate | undefined;
   return {

@@ -1,14 +1,42 @@
-import { PassThrough } from 'node:stream';
+import type { ServerResponse } from 'node:http';
+import { PassThrough, Writable } from 'node:stream';
 import type { MessageEvent } from '@nestjs/common';
 // Nest's own SSE writer, to prove the JSON-RPC stream frames events byte for byte as @Sse does.
-import { SseStream } from '@nestjs/core/router/sse-stream';
+import { SseStream as NestSseStream } from '@nestjs/core/router/sse-stream';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { Subject, lastValueFrom, of, throwError, toArray } from 'rxjs';
-import { formatSse, jsonRpcResult, toSseStream, KEEP_ALIVE } from './sse-framing';
+import { formatSse, jsonRpcResult, toSseStream, KEEP_ALIVE, ResponseWriter, TaskSseStream, type StreamFraming } from './sse-framing';
 import { TaskEvent } from './task-event';
+import { TaskEventStream, type TaskEventSink } from './task-stream';
+
+/** A response that takes writes one at a time (each done a turn later) past a small high-water mark. */
+function fakeResponse(highWaterMark = 1 << 20): { response: ServerResponse; text: () => string; ended: () => boolean } {
+  const chunks: string[] = [];
+  const response = new Writable({
+    highWaterMark,
+    decodeStrings: false,
+    write(chunk: string, _encoding, callback) {
+      chunks.push(chunk);
+      setImmediate(callback);
+    },
+  });
+  return { response: response as unknown as ServerResponse, text: () => chunks.join(''), ended: () => response.writableEnded };
+}
+
+/** A stream of given events, then its end (or an error); `stopped` says whether it was stopped. */
+function eventsThen(events: TaskEvent[], end?: unknown): { stream: TaskEventStream; stopped: () => boolean } {
+  let stopped = false;
+  const stream = new TaskEventStream((sink: TaskEventSink) => {
+    for (const event of events) sink.next(event);
+    if (end === undefined) sink.complete();
+    else if (end !== 'open') sink.error(end);
+    return () => (stopped = true);
+  });
+  return { stream, stopped: () => stopped };
+}
 
 function nestWrites(messages: MessageEvent[]): Promise<string> {
-  const sse = new SseStream();
+  const sse = new NestSseStream();
   const sink = new PassThrough();
   let out = '';
   sink.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -90,5 +118,73 @@ describe('SSE framing', () => {
     const framing = { binding: 'rest' } as const;
     await expect(lastValueFrom(throwError(() => new RangeError('overrun')).pipe(toSseStream('1.0', framing, 60_000, quiet), toArray()))).resolves.toEqual([]);
     await expect(lastValueFrom(throwError(() => new Error('broken')).pipe(toSseStream('1.0', framing, 60_000, quiet)))).rejects.toThrow('broken');
+  });
+
+  describe('TaskSseStream', () => {
+    const never = (): boolean => false;
+    const rpc: StreamFraming = { binding: 'jsonrpc', requestId: 'req-9' };
+
+    it.each([
+      ['JSON-RPC 1.0', rpc, '1.0'],
+      ['JSON-RPC 0.3', { binding: 'jsonrpc', requestId: 4 }, '0.3'],
+      ['HTTP+JSON', { binding: 'rest' }, '1.0'],
+    ] as const)('writes to a response (%s) exactly the frames its messages() give @Sse', async (_name, framing, version) => {
+      const events = [statusEvent(1), statusEvent(2), new TaskEvent(3, statusEvent(3).json, true, true)];
+      const messages = await lastValueFrom(new TaskSseStream(eventsThen(events).stream, version, framing, 60_000, never).messages().pipe(toArray()));
+      const { response, text, ended } = fakeResponse();
+      const wrote = new TaskSseStream(eventsThen(events).stream, version, framing, 60_000, never).writeTo(response, () => undefined);
+      expect(wrote).toBe(true);
+      expect(ended()).toBe(true);
+      await new Promise((resolve) => response.once('finish', resolve));
+      expect(text()).toBe(messages.map(formatSse).join(''));
+    });
+
+    it('ends the response quietly on the errors it is told to, and reports the others', () => {
+      const quiet = (err: unknown): boolean => err instanceof RangeError;
+      const failures: unknown[] = [];
+      for (const err of [new RangeError('overrun'), new Error('broken')]) {
+        const { response, ended } = fakeResponse();
+        new TaskSseStream(eventsThen([statusEvent(1)], err).stream, '1.0', rpc, 60_000, quiet).writeTo(response, (e) => failures.push(e));
+        expect(ended()).toBe(true);
+      }
+      expect(failures).toEqual([new Error('broken')]);
+    });
+
+    it('keeps an open stream alive, and stops it (and the keep-alive) when the response closes', () => {
+      jest.useFakeTimers();
+      try {
+        const { stream, stopped } = eventsThen([], 'open');
+        const { response, text } = fakeResponse();
+        expect(new TaskSseStream(stream, '1.0', rpc, 1000, never).writeTo(response, () => undefined)).toBe(false);
+        jest.advanceTimersByTime(2500);
+        expect(text()).toBe(formatSse(KEEP_ALIVE).repeat(2));
+        response.emit('close');
+        expect(stopped()).toBe(true);
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it("paces on the response's writes: busy from a write that fills its buffer until it drains", async () => {
+      const { response } = fakeResponse(100);
+      const writer = new ResponseWriter(response);
+      writer.write('x'.repeat(50));
+      expect(writer.ready()).toBe(true);
+      writer.write('x'.repeat(60));
+      expect(writer.ready()).toBe(false);
+      const again = new Promise<void>((resolve) => writer.whenReady(resolve));
+      await again;
+      expect(writer.ready()).toBe(true);
+      // Ready already: the callback still comes, a turn later.
+      await new Promise<void>((resolve) => writer.whenReady(resolve));
+      // A wait given up is not called back.
+      writer.write('x'.repeat(200));
+      let called = false;
+      writer.whenReady(() => (called = true))();
+      await new Promise((resolve) => response.once('drain', resolve));
+      expect(called).toBe(false);
+      expect(writer.ready()).toBe(true);
+    });
   });
 });

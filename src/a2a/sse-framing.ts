@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
 import type { TaskEvent } from './task-event';
+import type { StreamPace, TaskEventStream } from './task-stream';
 
 export type JsonRpcId = string | number | null;
 
@@ -9,6 +11,8 @@ export type JsonRpcId = string | number | null;
 export type StreamFraming = { binding: 'jsonrpc'; requestId: JsonRpcId } | { binding: 'rest' };
 
 export const KEEP_ALIVE: MessageEvent = { comment: 'keep-alive' };
+/** KEEP_ALIVE on the wire. */
+const KEEP_ALIVE_SSE = ': keep-alive\n\n';
 
 /** The JSON-RPC success envelope around an already serialised result. */
 export function jsonRpcResult(requestId: JsonRpcId, resultJson: string): string {
@@ -59,4 +63,109 @@ export function formatSse(message: MessageEvent): string {
   if (message.comment !== undefined) out += `: ${message.comment}\n`;
   if (message.data !== undefined) out += `data: ${typeof message.data === 'string' ? message.data : JSON.stringify(message.data)}\n`;
   return `${out}\n`;
+}
+
+/**
+ * A response written event by event (the JSON-RPC binding), and that stream's pace: busy from a
+ * write that fills the response's buffer until it drains. It keeps that state itself rather than
+ * reading `writableNeedDrain` for every event of every stream.
+ */
+export class ResponseWriter implements StreamPace {
+  private full = false;
+  private waiting?: () => void;
+
+  constructor(private readonly response: ServerResponse) {}
+
+  ready(): boolean {
+    return !this.full;
+  }
+
+  whenReady(callback: () => void): () => void {
+    if (!this.full) {
+      const next = setImmediate(callback);
+      return () => clearImmediate(next);
+    }
+    this.waiting = callback;
+    return () => {
+      if (this.waiting === callback) this.waiting = undefined;
+    };
+  }
+
+  write(chunk: string): void {
+    if (this.response.write(chunk) || this.full) return;
+    this.full = true;
+    this.response.once('drain', this.drained);
+  }
+
+  private readonly drained = (): void => {
+    this.full = false;
+    const callback = this.waiting;
+    this.waiting = undefined;
+    callback?.();
+  };
+}
+
+/**
+ * One client's SSE stream of a task: its events framed for the binding and version, kept alive,
+ * ended quietly on the errors `endsQuietly` names. An @Sse handler takes it as `messages()`; the
+ * JSON-RPC binding has it `writeTo` its response, the same bytes with no operator hop and no
+ * message object per event.
+ */
+export class TaskSseStream {
+  constructor(
+    private readonly events: TaskEventStream,
+    private readonly version: ProtocolVersion,
+    private readonly framing: StreamFraming,
+    private readonly keepAliveMs: number,
+    private readonly endsQuietly: (err: unknown) => boolean,
+    /** The response's writer, when the stream's pace is that response (see ResponseWriter). */
+    private readonly writer?: ResponseWriter,
+  ) {}
+
+  messages(): Observable<MessageEvent> {
+    return this.events.pipe(toSseStream(this.version, this.framing, this.keepAliveMs, this.endsQuietly));
+  }
+
+  /**
+   * Writes the stream to `response` (its headers already set) as formatSse frames `messages()`,
+   * and ends the response after the last event; `failed` hears of an error that is not quiet.
+   * Returns whether anything was written at once (the Task or a replay is written as the stream
+   * attaches). The response's close stops the stream.
+   */
+  writeTo(response: ServerResponse, failed: (err: unknown) => void): boolean {
+    const writer = this.writer ?? new ResponseWriter(response);
+    const { version, endsQuietly } = this;
+    const prefix = this.framing.binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
+    const suffix = this.framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n';
+    let wrote = false;
+    const timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), this.keepAliveMs);
+    timer.unref();
+    const end = (): void => {
+      clearInterval(timer);
+      response.end();
+    };
+    let stop: (() => void) | undefined;
+    try {
+      stop = this.events.attach({
+        next: (event) => {
+          wrote = true;
+          writer.write(`id: ${event.seq}\n${prefix}${event.jsonFor(version)}${suffix}`);
+        },
+        error: (err) => {
+          if (!endsQuietly(err)) failed(err);
+          end();
+        },
+        complete: end,
+      });
+    } catch (err) {
+      failed(err);
+      end();
+      return wrote;
+    }
+    response.once('close', () => {
+      clearInterval(timer);
+      stop?.();
+    });
+    return wrote;
+  }
 }

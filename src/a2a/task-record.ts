@@ -1,14 +1,12 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   TOOL_CALL_V1_ARTIFACT_NAME,
-  TOOL_CALL_V1_MIME_TYPE,
-  TOOL_CALL_V1_PART_MEDIA_TYPE,
   emitToolCall,
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TaskEvent } from './task-event';
+import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -93,10 +91,11 @@ export interface SnapshotOptions {
 const eventBytes = (event: TaskEvent): number => event.json.length;
 
 /**
- * Listeners being pumped (a listener follows one task): one set for every task rather than a
- * WeakSet per task, which each of the 10,000 retained finished tasks would keep.
+ * Listeners being pumped right now, innermost last (a listener follows one task): one stack for
+ * every task rather than a set per task, which each of the 10,000 retained finished tasks would
+ * keep; pumps nest only a few deep, so a lookup is a short scan, cheaper than a WeakSet's hashing.
  */
-const PUMPING = new WeakSet<TaskListener>();
+const PUMPING: TaskListener[] = [];
 
 /**
  * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
@@ -120,9 +119,10 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly history: Message[];
   /**
    * The answer and open tools' artifacts, then finished tools' artifacts, oldest first. A tool's
-   * artifact is kept as its frame and built only for a snapshot (snapshots are rare, frames are not).
+   * artifact is kept as a KeptTool (its latest frame) and built only for a snapshot (snapshots are
+   * rare, frames are not).
    */
-  private readonly artifacts = new Map<string, Artifact | ToolCallArtifactData>();
+  private readonly artifacts = new Map<string, Artifact | KeptTool>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
@@ -136,8 +136,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
   private onSettled?: (() => void)[];
-  /** Bytes of each tool artifact's event JSON, a fair measure of what the artifact holds. */
-  private artifactWeights?: Map<string, number>;
+  /** The kept tools' weights (see KeptTool), summed. */
   private artifactBytes = 0;
   /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
   private toolEventHead?: string;
@@ -223,18 +222,20 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
+    // One id string per frame, for its event and its artifact's key.
+    const id = toolArtifactId(frame.toolCallId);
     let event: TaskEvent;
     try {
-      event = this.toolFrameEvent(frame);
+      event = this.toolFrameEvent(frame, id);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      event = this.toolFrameEvent(frame);
+      event = this.toolFrameEvent(frame, id);
     }
     if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
     else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
-    this.keepToolArtifact(frame, event.json.length);
+    this.keepToolArtifact(frame, id, event.json.length);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
@@ -303,7 +304,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       id: this.id,
       contextId: this.contextId,
       status: this.status,
-      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => ('artifactId' in a ? a : toolArtifact(a))) : [],
+      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? toolArtifact(a.frame) : a)) : [],
       history,
       metadata: undefined,
     };
@@ -401,23 +402,35 @@ export class TaskRecord implements TaskView, TaskWriter {
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
    * task runs; every frame is still in the event log for replay).
    */
-  private keepToolArtifact(frame: ToolCallArtifactData, weight: number): void {
-    const id = toolArtifactId(frame.toolCallId);
-    const weights = (this.artifactWeights ??= new Map());
-    this.artifactBytes += weight - (weights.get(id) ?? 0);
-    weights.set(id, weight);
-    this.artifacts.set(id, frame);
+  private keepToolArtifact(frame: ToolCallArtifactData, id: string, weight: number): void {
+    // One entry per tool, updated in place by its later frames: one map operation per frame.
+    const found = this.artifacts.get(id);
+    // A restored artifact (not a KeptTool) may be among the finished ones.
+    const wasFinished = found instanceof KeptTool ? found.finished : found !== undefined;
+    let kept: KeptTool;
+    if (found instanceof KeptTool) {
+      kept = found;
+      this.artifactBytes += weight - kept.weight;
+      kept.frame = frame;
+      kept.weight = weight;
+    } else {
+      kept = new KeptTool(frame, weight);
+      this.artifactBytes += weight;
+      this.artifacts.set(id, kept);
+    }
     if (frame.phase === 'started') return;
     const finishedIds = (this.finishedArtifacts ??= new Set());
-    finishedIds.delete(id);
+    // A tool that finishes again becomes the newest finished one.
+    if (wasFinished) finishedIds.delete(id);
     finishedIds.add(id);
+    kept.finished = true;
     if (finishedIds.size <= this.maxFinishedTools) return;
     for (const oldest of finishedIds) {
       if (finishedIds.size <= this.maxFinishedTools) break;
       finishedIds.delete(oldest);
+      const gone = this.artifacts.get(oldest);
+      if (gone instanceof KeptTool) this.artifactBytes -= gone.weight;
       this.artifacts.delete(oldest);
-      this.artifactBytes -= weights.get(oldest) ?? 0;
-      weights.delete(oldest);
     }
   }
 
@@ -437,9 +450,12 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
-    this.log.append(event, this.keepAfter());
+    const first = this.log.firstSeq;
+    // Only a log at capacity trims: only then does it matter which events readers still need.
+    this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
     this.onEvent?.(event, this);
-    this.dropOverrun();
+    // A listener can only have fallen out of the log if events left it.
+    if (this.log.firstSeq !== first) this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
   }
 
@@ -448,16 +464,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
    * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
    */
-  private toolFrameEvent(frame: ToolCallArtifactData): TaskEvent {
+  private toolFrameEvent(frame: ToolCallArtifactData, id: string): TaskEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    const json = [
-      this.toolEventHead,
-      JSON.stringify(toolArtifactId(frame.toolCallId)),
-      TOOL_ARTIFACT_MIDDLE_JSON,
-      JSON.stringify(frame),
-      frame.phase === 'started' ? TOOL_EVENT_TAIL_JSON : TOOL_EVENT_LAST_TAIL_JSON,
-    ].join('');
-    return new TaskEvent(this.log.nextSeq, json, true);
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, JSON.stringify(id), JSON.stringify(frame), frame.phase !== 'started');
   }
 
   /**
@@ -465,8 +474,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (PUMPING.has(listener)) return;
-    PUMPING.add(listener);
+    if (PUMPING.includes(listener)) return;
+    PUMPING.push(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
         if (listener.ready && !listener.ready()) return;
@@ -477,7 +486,8 @@ export class TaskRecord implements TaskView, TaskWriter {
         listener.push(event);
       }
     } finally {
-      PUMPING.delete(listener);
+      // Pumps nest (a push may append and pump again), so this one is the last one in.
+      PUMPING.pop();
     }
   }
 
@@ -491,11 +501,19 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 }
 
-const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
-const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
-const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
-const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
-const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
+/**
+ * A tool's artifact as the task keeps it: its latest frame (the artifact is built only for a
+ * snapshot), the bytes of that frame's event JSON (a fair measure of what the artifact holds),
+ * and whether it is among the finished tools.
+ */
+class KeptTool {
+  finished = false;
+
+  constructor(
+    public frame: ToolCallArtifactData,
+    public weight: number,
+  ) {}
+}
 
 function toolArtifactId(toolCallId: string): string {
   return `tool-call-${toolCallId}`;

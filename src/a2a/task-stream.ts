@@ -30,6 +30,24 @@ export class StreamOverrunError extends Error {
 /** Events a stream takes per event-loop turn before it lets the writer (and other requests) run. */
 const EVENTS_PER_TURN = 256;
 
+/** Where a stream's events go: an RxJS subscriber, or a writer of its own (no operator hop per event). */
+export interface TaskEventSink {
+  next(event: TaskEvent): void;
+  error(err: unknown): void;
+  complete(): void;
+}
+
+/**
+ * A stream's events, to subscribe to as an Observable or to `attach` a sink to directly (the
+ * JSON-RPC binding writes each event to its response from here). Attaching returns the function
+ * that stops the stream; the stream also stops itself once it completes or fails.
+ */
+export class TaskEventStream extends Observable<TaskEvent> {
+  constructor(readonly attach: (sink: TaskEventSink) => () => void) {
+    super((subscriber) => attach(subscriber));
+  }
+}
+
 /**
  * The stream pacing: one client's view of a task's events, after `after` (replay, then live)
  * or, without it or when those events are no longer retained, a Task snapshot and then the live
@@ -37,53 +55,71 @@ const EVENTS_PER_TURN = 256;
  * none while `pace` says the consumer is busy; a consumer so slow that its next events leave the
  * log gets StreamOverrunError. `streams` counts the open ones.
  */
-export function followTask(task: TaskView, options: FollowOptions, streams: { open: number }): Observable<TaskEvent> {
-  return new Observable<TaskEvent>((subscriber) => {
-    streams.open += 1;
-    let cursor = options.after;
-    if (cursor === undefined || !task.retainsAfter(cursor)) {
-      cursor = task.lastSeq;
-      subscriber.next(new TaskEvent(cursor, { payload: { $case: 'task', value: task.snapshot() } }));
-    }
-    let budget = EVENTS_PER_TURN;
-    let nextTurn: NodeJS.Immediate | undefined;
-    let stopWaiting: (() => void) | undefined;
-    const listener: TaskListener = {
-      cursor,
-      ready: () => {
-        if (nextTurn || stopWaiting) return false;
-        if (budget === 0) {
-          nextTurn = setImmediate(() => {
-            nextTurn = undefined;
-            budget = EVENTS_PER_TURN;
-            task.resume(listener);
-          });
-          return false;
-        }
-        if (options.pace && !options.pace.ready()) {
-          stopWaiting = options.pace.whenReady(() => {
-            stopWaiting = undefined;
-            task.resume(listener);
-          });
-          return false;
-        }
-        budget -= 1;
-        return true;
-      },
-      push: (event) => {
-        if (event.isToolFrame && !options.toolFrames) return;
-        subscriber.next(event);
-        if (event.terminal) subscriber.complete();
-      },
-      overrun: () => subscriber.error(new StreamOverrunError(task.id, listener.cursor)),
-    };
-    const stop = task.isTerminal && cursor >= task.lastSeq ? undefined : task.follow(listener);
-    if (!stop) subscriber.complete();
-    return () => {
-      stop?.();
-      if (nextTurn) clearImmediate(nextTurn);
-      stopWaiting?.();
-      streams.open -= 1;
-    };
-  });
+export function followTask(task: TaskView, options: FollowOptions, streams: { open: number }): TaskEventStream {
+  return new TaskEventStream((sink) => attachFollower(task, options, streams, sink));
+}
+
+function attachFollower(task: TaskView, options: FollowOptions, streams: { open: number }, sink: TaskEventSink): () => void {
+  streams.open += 1;
+  let ended = false;
+  let stop: (() => void) | undefined = undefined;
+  let nextTurn: NodeJS.Immediate | undefined;
+  let stopWaiting: (() => void) | undefined;
+  const teardown = (): void => {
+    if (ended) return;
+    ended = true;
+    stop?.();
+    if (nextTurn) clearImmediate(nextTurn);
+    stopWaiting?.();
+    streams.open -= 1;
+  };
+  const end = (err?: unknown): void => {
+    if (ended) return;
+    teardown();
+    if (err === undefined) sink.complete();
+    else sink.error(err);
+  };
+  let cursor = options.after;
+  if (cursor === undefined || !task.retainsAfter(cursor)) {
+    cursor = task.lastSeq;
+    sink.next(new TaskEvent(cursor, { payload: { $case: 'task', value: task.snapshot() } }));
+  }
+  let budget = EVENTS_PER_TURN;
+  const listener: TaskListener = {
+    cursor,
+    ready: () => {
+      if (nextTurn || stopWaiting) return false;
+      if (budget === 0) {
+        nextTurn = setImmediate(() => {
+          nextTurn = undefined;
+          budget = EVENTS_PER_TURN;
+          task.resume(listener);
+        });
+        return false;
+      }
+      if (options.pace && !options.pace.ready()) {
+        stopWaiting = options.pace.whenReady(() => {
+          stopWaiting = undefined;
+          task.resume(listener);
+        });
+        return false;
+      }
+      budget -= 1;
+      return true;
+    },
+    push: (event) => {
+      if (ended || (event.isToolFrame && !options.toolFrames)) return;
+      sink.next(event);
+      if (event.terminal) end();
+    },
+    overrun: () => end(new StreamOverrunError(task.id, listener.cursor)),
+  };
+  if (task.isTerminal && cursor >= task.lastSeq) {
+    end();
+    return teardown;
+  }
+  stop = task.follow(listener);
+  // The replay may have reached the terminal event already.
+  if (ended) stop();
+  return teardown;
 }

@@ -2,13 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
-import { Observable } from 'rxjs';
 import { AgentBus, type SkillRequest } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
 import type { A2aConfig, ToolstreamRole } from './a2a.module-definition';
 import { echo, invalidParams, serviceUnavailable, tooManyLiveTasks } from './a2a-errors';
-import type { TaskEvent } from './task-event';
 import type { CallerId } from './task-record';
 import { TaskContentGuard } from './limits/task-content-guard';
 import { ClientStreams } from './streams/client-streams';
@@ -17,7 +15,7 @@ import { TaskBusBinding, TOPICS_PER_TASK } from './task-bus-binding';
 import { ownerKey, RedisTaskStore, unavailableIfDown } from './store/redis-task-store';
 import { RedisLiveLimits } from './store/redis-live-limits';
 import { RedisRunQueue, RUN_QUEUE_DEFAULTS } from './store/redis-run-queue';
-import { followTask, type FollowOptions } from './task-stream';
+import { followTask, TaskEventStream, type FollowOptions } from './task-stream';
 
 export { StreamOverrunError, type FollowOptions, type StreamPace } from './task-stream';
 export type { ListTasksQuery, TaskPage } from './store/task-store';
@@ -218,7 +216,7 @@ export class TaskService implements OnApplicationBootstrap {
   async startStreaming(
     input: StartTaskInput,
     options: Omit<FollowOptions, 'after'>,
-  ): Promise<{ task: TaskView; events: Observable<TaskEvent>; release: () => void }> {
+  ): Promise<{ task: TaskView; events: TaskEventStream; release: () => void }> {
     if (this.queue) {
       // The task's first event is in Redis before the run is queued: the stream reads from it.
       const queued = await this.enqueue(input);
@@ -227,10 +225,11 @@ export class TaskService implements OnApplicationBootstrap {
     const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
-    const events = new Observable<TaskEvent>((subscriber) => {
-      const subscription = this.follow(task, { ...options, after: 0 }).subscribe(subscriber);
+    const follow = this.follow(task, { ...options, after: 0 });
+    const events = new TaskEventStream((sink) => {
+      const stop = follow.attach(sink);
       release();
-      return subscription;
+      return stop;
     });
     return { task, events, release };
   }
@@ -543,7 +542,7 @@ export class TaskService implements OnApplicationBootstrap {
   }
 
   /** The task's events for one stream (see followTask): replay after `after`, or a snapshot, then live. */
-  follow(task: TaskView, options: FollowOptions): Observable<TaskEvent> {
+  follow(task: TaskView, options: FollowOptions): TaskEventStream {
     return followTask(task, options, this.streams);
   }
 

@@ -16,6 +16,11 @@ import {
 @Injectable()
 export class EventEmitterAgentBus extends AgentBus {
   private readonly logger = new Logger(EventEmitterAgentBus.name);
+  /**
+   * The task topics someone listens to here, by correlation id: a publish reuses the topic's
+   * string (hashed and interned once) instead of building and hashing a new one per frame.
+   */
+  private readonly taskTopics = new Map<string, { names: Partial<Record<TaskTopicKind, string>>; listeners: number }>();
 
   constructor(private readonly emitter: EventEmitter2) {
     super();
@@ -38,11 +43,22 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void {
-    this.deliver(taskTopic(kind, correlationId), payload);
+    this.deliver(this.taskTopics.get(correlationId)?.names[kind] ?? taskTopic(kind, correlationId), payload);
   }
 
   topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]> {
-    return this.on$<TaskTopicPayloads[K]>(taskTopic(kind, correlationId));
+    const topic = taskTopic(kind, correlationId);
+    return new Observable<TaskTopicPayloads[K]>((subscriber) => {
+      let known = this.taskTopics.get(correlationId);
+      if (!known) this.taskTopics.set(correlationId, (known = { names: {}, listeners: 0 }));
+      known.names[kind] = topic;
+      known.listeners += 1;
+      const stop = this.listen(topic, subscriber);
+      return () => {
+        stop();
+        if (known && --known.listeners === 0 && this.taskTopics.get(correlationId) === known) this.taskTopics.delete(correlationId);
+      };
+    });
   }
 
   listenerCount(): number {
@@ -77,12 +93,15 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   private on$<T>(topic: string): Observable<T> {
-    return new Observable<T>((subscriber) => {
-      const listener = (payload: T): void => subscriber.next(payload);
-      this.emitter.on(topic, listener);
-      return () => {
-        this.emitter.off(topic, listener);
-      };
-    });
+    return new Observable<T>((subscriber) => this.listen(topic, subscriber));
+  }
+
+  /** Hands the topic's payloads to `subscriber` until the returned function is called. */
+  private listen<T>(topic: string, subscriber: { next(payload: T): void }): () => void {
+    const listener = (payload: T): void => subscriber.next(payload);
+    this.emitter.on(topic, listener);
+    return () => {
+      this.emitter.off(topic, listener);
+    };
   }
 }

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
 import { tooManyLiveTasks } from '../a2a-errors';
+import { defineScript, type ScriptCall } from './redis-scripts';
 import type { CallerId } from '../task-record';
 
 /** Now by Redis's clock (ms), so that hosts whose clocks differ agree on every deadline. */
@@ -61,6 +62,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return released
 `;
 
+/** Released ids remembered per generation (a task's second release comes right after its first). */
+const RELEASED_REMEMBERED = 4_096;
+
 export interface RedisLiveLimitsOptions {
   redis: Redis;
   /** The server's set of live tasks. */
@@ -90,16 +94,29 @@ export class RedisLiveLimits {
   private readonly logger = new Logger(RedisLiveLimits.name);
   /** Tasks whose slot this instance renews, with their caller's set. */
   private readonly held = new Map<string, string>();
+  /** Slots released and not yet sent, by caller set (see release). */
+  private readonly freeing = new Map<string, string[]>();
+  /** Ids whose slot this instance gave back lately (two generations, RELEASED_REMEMBERED each at most). */
+  private released = new Set<string>();
+  private releasedBefore = new Set<string>();
   private timer?: NodeJS.Timeout;
   private renewing = false;
   private failing = false;
 
-  constructor(private readonly options: RedisLiveLimitsOptions) {}
+  private readonly admitScript: ScriptCall;
+  private readonly renewScript: ScriptCall;
+
+  constructor(private readonly options: RedisLiveLimitsOptions) {
+    this.admitScript = defineScript(options.redis, 'toolstreamAdmitLive', ADMIT_LIVE_SCRIPT);
+    this.renewScript = defineScript(options.redis, 'toolstreamRenewLive', RENEW_LIVE_SCRIPT);
+  }
 
   /** Takes a slot for the task, or refuses with the same errors as the in-memory limits (503 server / 429 caller, Retry-After). */
   async admit(id: string, caller: CallerId): Promise<void> {
-    const { redis, key, leaseMs, maxLiveTasks, maxLiveTasksPerCaller, retryAfterSeconds } = this.options;
-    const admitted = await this.options.guard(() => redis.eval(ADMIT_LIVE_SCRIPT, 2, key, this.options.callerSet(caller), id, leaseMs, maxLiveTasks, maxLiveTasksPerCaller));
+    const { key, leaseMs, maxLiveTasks, maxLiveTasksPerCaller, retryAfterSeconds } = this.options;
+    // Slots released just before go first (the same connection keeps the order).
+    this.free();
+    const admitted = await this.options.guard(() => this.admitScript(2, key, this.options.callerSet(caller), id, leaseMs, maxLiveTasks, maxLiveTasksPerCaller));
     if (admitted === -1) throw tooManyLiveTasks('server', maxLiveTasks, 'maxLiveTasks', retryAfterSeconds);
     if (admitted === -2) throw tooManyLiveTasks('caller', maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', retryAfterSeconds);
   }
@@ -112,16 +129,42 @@ export class RedisLiveLimits {
     this.timer.unref();
   }
 
-  /** The task ended (or never got created): its slot is free for the next admission, on any instance. */
+  /**
+   * The task ended (or never got created): its slot is free for the next admission, on any
+   * instance. The slots freed together (tasks ending in one burst) go in one MULTI with one
+   * ZREM per set, sent once the current code is done; a task whose slot this instance already
+   * gave back (its front and its worker both say so when they are one process) is skipped.
+   */
   release(id: string, caller: CallerId): void {
     this.held.delete(id);
     this.stopWhenIdle();
-    this.options.redis
-      .multi()
-      .zrem(this.options.key, id)
-      .zrem(this.options.callerSet(caller), id)
+    if (this.released.has(id) || this.releasedBefore.has(id)) return;
+    this.released.add(id);
+    if (this.released.size >= RELEASED_REMEMBERED) {
+      this.releasedBefore = this.released;
+      this.released = new Set();
+    }
+    const callerSet = this.options.callerSet(caller);
+    const ids = this.freeing.get(callerSet);
+    if (ids) ids.push(id);
+    else this.freeing.set(callerSet, [id]);
+    if (this.freeing.size === 1 && ids === undefined) queueMicrotask(() => this.free());
+  }
+
+  /** Sends the slots released since the last call (admit sends them first, so that they count). */
+  private free(): void {
+    if (this.freeing.size === 0) return;
+    const multi = this.options.redis.multi();
+    const all: string[] = [];
+    for (const [callerSet, ids] of this.freeing) {
+      multi.zrem(callerSet, ...ids);
+      all.push(...ids);
+    }
+    this.freeing.clear();
+    multi
+      .zrem(this.options.key, ...all)
       .exec()
-      // Unreachable: nobody renews it any more, so it lapses within the lease.
+      // Unreachable: nobody renews them any more, so they lapse within the lease.
       .catch(() => undefined);
   }
 
@@ -144,7 +187,7 @@ export class RedisLiveLimits {
       const ids = [...this.held.keys()];
       const keys = [this.options.key];
       for (const id of ids) keys.push(this.held.get(id) as string, this.options.taskKey(id));
-      const released = (await this.options.redis.eval(RENEW_LIVE_SCRIPT, keys.length, ...keys, this.options.leaseMs, ...ids)) as string[];
+      const released = (await this.renewScript(keys.length, ...keys, this.options.leaseMs, ...ids)) as string[];
       for (const id of released) this.held.delete(id);
       this.stopWhenIdle();
       this.failing = false;

@@ -1,20 +1,28 @@
 import type Redis from 'ioredis';
+import { defineScript, type ScriptCall } from './redis-scripts';
 
 /** Index entries past their TTL dropped per call at most (their keys expired on their own). */
 const EXPIRED_BATCH = 1_000;
 
 /**
- * Files a finished task in the index of finished tasks (a sorted set by finish time, Redis's
+ * Expires a finished task's keys (its hash, its event stream, KEYS[7..]: the other keys that live as
+ * long as it) after the TTL and takes it out of the run leases, then files it in the index of finished tasks (a sorted set by finish time, Redis's
  * clock, with each task's bytes: Redis's MEMORY USAGE of its hash and event stream), then
  * evicts the oldest finished tasks while more than maxRetainedTasks are filed or they hold more
  * than maxRetainedBytes: their hash, event stream, follower count, owner listing entry,
  * conversation entry and message claim. Index entries older than the TTL leave it first (their
  * keys expired by themselves). One atomic step, so instances filing at once never both overshoot.
  * Key names are built here from the prefix (one Redis, not a cluster, as for every other script).
- * KEYS: index, bytes per task (hash), bytes in all (string), the task's hash, its event stream.
- * ARGV: id, maxRetainedTasks, maxRetainedBytes, TTL ms, key prefix. Returns the evicted ids.
+ * The task's end costs one call this way, where the expiry and the filing were two.
+ * KEYS: index, bytes per task (hash), bytes in all (string), the task's hash, its event stream,
+ * the run leases set, then more keys to expire. ARGV: id, maxRetainedTasks, maxRetainedBytes,
+ * TTL ms, key prefix. Returns the evicted ids.
  */
 export const RETAIN_SCRIPT = `
+redis.call('ZREM', KEYS[6], ARGV[1])
+for i = 4, #KEYS do
+  if i ~= 6 then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local prefix = ARGV[5]
@@ -44,7 +52,8 @@ while redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[2]) or (tonumber(redis.call('
     if head[2] then redis.call('LREM', prefix .. 'context:' .. head[1] .. ':' .. head[2], 1, id) end
   end
   if head[3] and redis.call('GET', head[3]) == id then redis.call('DEL', head[3]) end
-  redis.call('DEL', task, prefix .. 'events:' .. id, prefix .. 'followers:' .. id)
+  -- UNLINK: a large event stream is freed by Redis's background thread, not while every client waits.
+  redis.call('UNLINK', task, prefix .. 'events:' .. id, prefix .. 'followers:' .. id)
   unfile(id)
   evicted[#evicted + 1] = id
 end
@@ -68,19 +77,28 @@ export interface RedisRetentionOptions {
  * finished tasks past either cap. Finished tasks also expire after taskTtlMs on their own.
  */
 export class RedisRetention {
-  constructor(private readonly options: RedisRetentionOptions) {}
+  private readonly retain: ScriptCall;
 
-  /** The task finished (its last event is stored): filed, and the oldest finished evicted past the caps. Resolves the evicted ids. */
-  async finished(id: string, ttlMs: number): Promise<string[]> {
-    const { redis, prefix, maxRetainedTasks, maxRetainedBytes } = this.options;
-    return (await redis.eval(
-      RETAIN_SCRIPT,
-      5,
+  constructor(private readonly options: RedisRetentionOptions) {
+    this.retain = defineScript(options.redis, 'toolstreamRetain', RETAIN_SCRIPT);
+  }
+
+  /**
+   * The task finished (its last event is stored): its keys expire after `ttlMs`, it leaves the
+   * run leases (`leasesKey`), it is filed, and the oldest finished are evicted past the caps.
+   * `alsoExpire`: the other keys that live as long as it. Resolves the evicted ids.
+   */
+  async finished(id: string, ttlMs: number, leasesKey: string, alsoExpire: string[] = []): Promise<string[]> {
+    const { prefix, maxRetainedTasks, maxRetainedBytes } = this.options;
+    return (await this.retain(
+      6 + alsoExpire.length,
       this.indexKey,
       `${this.indexKey}:bytes`,
       `${this.indexKey}:total`,
       `${prefix}task:${id}`,
       `${prefix}events:${id}`,
+      leasesKey,
+      ...alsoExpire,
       id,
       maxRetainedTasks,
       maxRetainedBytes,

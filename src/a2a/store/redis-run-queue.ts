@@ -4,6 +4,7 @@ import type Redis from 'ioredis';
 import type { SkillRequest } from '../../runtime';
 import { serviceUnavailable } from '../a2a-errors';
 import { unavailableIfDown, type RedisTaskStore } from './redis-task-store';
+import { defineScript, type ScriptCall } from './redis-scripts';
 import { QUEUED_BEFORE_SCRIPT } from './run-queue-scripts';
 import type { NewTask, TaskView, WrittenTask } from './task-store';
 
@@ -69,10 +70,14 @@ export class RedisRunQueue {
   private reaping = false;
   private lastReadError = 0;
 
+  private readonly queuedBefore: ScriptCall;
+
   constructor(
     private readonly store: RedisTaskStore,
     private readonly options: RunQueueOptions,
-  ) {}
+  ) {
+    this.queuedBefore = defineScript(store.redis, 'toolstreamQueuedBefore', QUEUED_BEFORE_SCRIPT);
+  }
 
   private get key(): string {
     return this.store.key('runs');
@@ -264,7 +269,7 @@ export class RedisRunQueue {
   /** Runs no worker took within queueTimeoutMs: their tasks end FAILED, and their entries leave the queue. */
   private async failUntaken(): Promise<void> {
     const { queueTimeoutMs, taskTtlMs } = this.options;
-    const entries = (await this.store.redis.eval(QUEUED_BEFORE_SCRIPT, 1, this.key, queueTimeoutMs, REAP_BATCH)) as [string, string[]][];
+    const entries = (await this.queuedBefore(1, this.key, queueTimeoutMs, REAP_BATCH)) as [string, string[]][];
     for (const [entryId, fields] of entries) {
       const queued = parseRun(fields);
       // Only while still queued: a worker that took it meanwhile runs it.

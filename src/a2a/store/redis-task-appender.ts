@@ -1,6 +1,7 @@
-import { Task, type TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { type TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
+import { taskSnapshotJson } from './redis-snapshot-json';
 
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
@@ -236,7 +237,7 @@ export class RedisTaskAppender {
       taskStateToJSON(state),
       statusTime,
       last,
-      withSnapshot ? JSON.stringify(Task.toJSON(task.snapshot())) : '',
+      withSnapshot ? taskSnapshotJson(task.snapshot()) : '',
       answer !== undefined && answer !== this.storedAnswer ? answer : '',
       this.options.channel,
       index ? this.options.ownerMember : '',

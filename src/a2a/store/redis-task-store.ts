@@ -8,6 +8,7 @@ import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
+import { defineScript, type ScriptCall } from './redis-scripts';
 import { RedisTurnWrites } from './redis-turn-writes';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
@@ -36,6 +37,12 @@ export interface RedisTaskStoreOptions {
 const FOLLOWER_COUNT_TTL_MS = 10 * 60_000;
 
 const DEFAULT_RUNNING_TTL_MS = 24 * 60 * 60_000;
+
+/** Moves a message claim to another task while it still names `stale`. KEYS: the claim. ARGV: stale id, new id, ttl ms. */
+const REPLACE_CLAIM_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) and 1 end return 0";
+
+/** Deletes a message claim while it still names the task. KEYS: the claim. ARGV: task id. */
+const RELEASE_CLAIM_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0";
 
 /** KEYS: the follower count. ARGV: delta, time to live. One command where MULTI/INCRBY/PEXPIRE/EXEC were four. */
 const COUNT_FOLLOWER_SCRIPT = `
@@ -127,6 +134,8 @@ export class RedisTaskStore extends TaskStore {
   readonly retention?: RedisRetention;
   /** The appenders' script calls of one turn leave in one write. */
   private readonly turnWrites: RedisTurnWrites;
+  /** The store's scripts, called by SHA1 (see defineScript). */
+  private readonly scripts: Record<'replaceClaim' | 'releaseClaim' | 'createQueued' | 'takeOver' | 'renewLeases' | 'expiredLeases', ScriptCall>;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -136,6 +145,15 @@ export class RedisTaskStore extends TaskStore {
       this.retention = new RedisRetention({ redis: options.redis, prefix: this.prefix, maxRetainedTasks, maxRetainedBytes });
     }
     this.turnWrites = new RedisTurnWrites(options.redis);
+    const { redis } = options;
+    this.scripts = {
+      replaceClaim: defineScript(redis, 'toolstreamReplaceClaim', REPLACE_CLAIM_SCRIPT),
+      releaseClaim: defineScript(redis, 'toolstreamReleaseClaim', RELEASE_CLAIM_SCRIPT),
+      createQueued: defineScript(redis, 'toolstreamCreateQueued', CREATE_QUEUED_SCRIPT),
+      takeOver: defineScript(redis, 'toolstreamTakeOver', TAKE_OVER_SCRIPT),
+      renewLeases: defineScript(redis, 'toolstreamRenewLeases', RENEW_LEASES_SCRIPT),
+      expiredLeases: defineScript(redis, 'toolstreamExpiredLeases', EXPIRED_LEASES_SCRIPT),
+    };
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
@@ -214,7 +232,7 @@ export class RedisTaskStore extends TaskStore {
     return unavailableIfDown(async () => {
       const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
       const ttl = this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS;
-      const moved = await this.redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) and 1 end return 0", 1, key, stale, taskId, ttl);
+      const moved = await this.scripts.replaceClaim(1, key, stale, taskId, ttl);
       if (moved !== 1) return false;
       this.claims.set(taskId, key);
       return true;
@@ -226,8 +244,8 @@ export class RedisTaskStore extends TaskStore {
     if (!key) return;
     this.claims.delete(taskId);
     // Deleted only while it is still this task's claim.
-    this.redis
-      .eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, key, taskId)
+    this.scripts
+      .releaseClaim(1, key, taskId)
       .catch((err: unknown) => this.logger.warn(`releasing the claim of message ${messageId} failed: ${String(err)}`));
   }
 
@@ -399,17 +417,21 @@ export class RedisTaskStore extends TaskStore {
     const finish = async (): Promise<void> => {
       if (entry) await entry.appender.drained();
       const owner = entry ? ownerKey(entry.record.owner) : undefined;
-      const keys = [this.key('leases'), this.key('task', id), this.key('events', id)];
       this.runLeases.delete(id);
-      // The message's claim lives as long as its task.
+      // The message's claim, the conversation and the owner's listing expire with the task (the
+      // last two live as long as their newest finished task).
+      const more: string[] = [];
       const claim = this.claims.get(id);
       this.claims.delete(id);
-      if (claim) keys.push(claim);
-      // The conversation and the owner's listing live as long as their newest finished task.
-      if (entry && owner !== undefined) keys.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
-      await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
-      // Filed among the finished tasks once its end is stored: the oldest past the caps are evicted.
-      await this.retention?.finished(id, afterMs);
+      if (claim) more.push(claim);
+      if (entry && owner !== undefined) more.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
+      // With retention caps, one call expires the task and files it among the finished tasks
+      // (the oldest past the caps are evicted), once its end is stored.
+      if (this.retention) await this.retention.finished(id, afterMs, this.key('leases'), more);
+      else {
+        const keys = [this.key('leases'), this.key('task', id), this.key('events', id), ...more];
+        await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
+      }
     };
     const work = finish()
       .catch((err: unknown) => this.logger.error(`expiring task ${id} in Redis failed: ${err instanceof Error ? err.message : String(err)}`))
@@ -546,8 +568,7 @@ export class RedisTaskStore extends TaskStore {
     const owner = ownerKey(init.owner);
     const state = taskStateToJSON(record.state);
     const created = await unavailableIfDown(() =>
-      this.redis.eval(
-        CREATE_QUEUED_SCRIPT,
+      this.scripts.createQueued(
         5,
         this.key('task', init.id),
         this.key('events', init.id),
@@ -592,7 +613,7 @@ export class RedisTaskStore extends TaskStore {
    */
   async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
-    const flat = (await this.redis.eval(TAKE_OVER_SCRIPT, 2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs, RUNNER)) as string[] | null;
+    const flat = (await this.scripts.takeOver(2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs, RUNNER)) as string[] | null;
     if (!flat) return undefined;
     const hash: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
@@ -650,14 +671,14 @@ export class RedisTaskStore extends TaskStore {
     if (ids.length === 0) return [];
     const args: (string | number)[] = [leaseMs];
     for (const id of ids) args.push(id, this.written.get(id)?.lease ?? '');
-    const lost = (await this.redis.eval(RENEW_LEASES_SCRIPT, ids.length + 1, this.key('leases'), ...ids.map((id) => this.key('task', id)), ...args)) as string[];
+    const lost = (await this.scripts.renewLeases(ids.length + 1, this.key('leases'), ...ids.map((id) => this.key('task', id)), ...args)) as string[];
     for (const id of lost) this.runLeases.delete(id);
     return lost;
   }
 
   /** Ids of tasks whose run lease has expired (at most `count`), by Redis's clock. */
   async expiredLeases(count: number): Promise<string[]> {
-    return (await this.redis.eval(EXPIRED_LEASES_SCRIPT, 1, this.key('leases'), count)) as string[];
+    return (await this.scripts.expiredLeases(1, this.key('leases'), count)) as string[];
   }
 
   /** Tasks this instance runs under a run lease. */

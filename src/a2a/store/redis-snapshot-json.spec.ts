@@ -1,0 +1,42 @@
+import { Role, Task, TaskState, type Artifact } from '@a2a-js/sdk';
+import type { ToolCallArtifactData } from '../../extensions/tool-call-v1';
+import { textPart, toolArtifact } from '../task-record';
+import { taskSnapshotJson } from './redis-snapshot-json';
+
+function task(artifacts: Artifact[]): Task {
+  return {
+    id: 't1',
+    contextId: 'c1',
+    status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: '2026-12-03T12:00:00.000Z' },
+    artifacts,
+    history: [{ messageId: 'm1', contextId: 'c1', taskId: 't1', role: Role.ROLE_USER, parts: [textPart('hi')], metadata: undefined, extensions: [], referenceTaskIds: [] }],
+    metadata: undefined,
+  };
+}
+
+const plain = (t: Task): unknown => JSON.parse(JSON.stringify(Task.toJSON(t)));
+
+describe('taskSnapshotJson', () => {
+  it('is the JSON of Task.toJSON, for tasks with and without artifacts', () => {
+    const started: ToolCallArtifactData = { toolCallId: 'a', name: 'calc', phase: 'started', args: { x: 1 } };
+    const answer: Artifact = { artifactId: 'answer', name: 'answer', description: '', parts: [textPart('4')], metadata: undefined, extensions: [] };
+    for (const t of [task([]), task([toolArtifact(started)]), task([answer, toolArtifact(started), toolArtifact({ toolCallId: 'b', name: 'calc', phase: 'completed', result: 2 })])]) {
+      expect(JSON.parse(taskSnapshotJson(t))).toEqual(plain(t));
+    }
+    const empty: Task = { id: '', contextId: '', status: undefined, artifacts: [toolArtifact(started)], history: [], metadata: undefined };
+    expect(JSON.parse(taskSnapshotJson(empty))).toEqual(plain(empty));
+  });
+
+  it('follows a tool to its next phase (a new frame), and never reuses a frame\'s JSON for an artifact that differs', () => {
+    const started: ToolCallArtifactData = { toolCallId: 'a', name: 'calc', phase: 'started', args: { x: 1 } };
+    expect(JSON.parse(taskSnapshotJson(task([toolArtifact(started)])))).toEqual(plain(task([toolArtifact(started)])));
+    const completed: ToolCallArtifactData = { toolCallId: 'a', name: 'calc', phase: 'completed', result: 7 };
+    const later = task([toolArtifact(completed)]);
+    expect(JSON.parse(taskSnapshotJson(later))).toEqual(plain(later));
+    // The same frame object under another artifact id or name: serialized for what it is.
+    const renamed: Artifact = { ...toolArtifact(completed), artifactId: 'other', name: 'other' };
+    expect(JSON.parse(taskSnapshotJson(task([renamed])))).toEqual(plain(task([renamed])));
+    const withMetadata: Artifact = { ...toolArtifact(completed), metadata: { k: 'v' } };
+    expect(JSON.parse(taskSnapshotJson(task([withMetadata])))).toEqual(plain(task([withMetadata])));
+  });
+});

@@ -1,0 +1,71 @@
+import { Artifact, Task } from '@a2a-js/sdk';
+
+interface CachedArtifact {
+  /** The artifact as it was serialized: its other fields must match for the JSON to be reused. */
+  artifact: Artifact;
+  json: string;
+}
+
+/**
+ * The JSON of artifacts whose only part is a data part, by that part's value (for a tool's
+ * artifact: the tool's current frame, which a later phase replaces, never changes).
+ */
+const artifactJson = new WeakMap<object, CachedArtifact>();
+
+/** Flat string records (a part's metadata, such as tool-call-v1's mimeType) with the same entries. */
+function sameFlat(a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  let n = 0;
+  for (const key in a) {
+    const value = a[key];
+    if (typeof value === 'object' && value !== null) return false;
+    if (value !== b[key]) return false;
+    n += 1;
+  }
+  for (const _ in b) n -= 1;
+  return n === 0;
+}
+
+/** Whether `cached` serializes to the same JSON as `artifact` (whose data value it shares). */
+function sameArtifact(cached: Artifact, artifact: Artifact): boolean {
+  const [a] = cached.parts;
+  const [b] = artifact.parts;
+  return (
+    cached.artifactId === artifact.artifactId &&
+    cached.name === artifact.name &&
+    cached.description === artifact.description &&
+    artifact.metadata === undefined &&
+    artifact.extensions.length === 0 &&
+    artifact.parts.length === 1 &&
+    a.filename === b.filename &&
+    a.mediaType === b.mediaType &&
+    sameFlat(a.metadata, b.metadata)
+  );
+}
+
+function jsonOfArtifact(artifact: Artifact): string {
+  const part = artifact.parts.length === 1 ? artifact.parts[0] : undefined;
+  const value = part?.content?.$case === 'data' ? part.content.value : undefined;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(Artifact.toJSON(artifact));
+  const cached = artifactJson.get(value);
+  if (cached && sameArtifact(cached.artifact, artifact)) return cached.json;
+  const json = JSON.stringify(Artifact.toJSON(artifact));
+  // Only an artifact of nothing but its one data part is reused (see sameArtifact).
+  if (artifact.metadata === undefined && artifact.extensions.length === 0) artifactJson.set(value, { artifact, json });
+  return json;
+}
+
+/**
+ * `JSON.stringify(Task.toJSON(task))`, the same object with `artifacts` last, reusing the JSON of
+ * artifacts serialized before. A running task's snapshot is stored once a second and at each
+ * state change, and holds up to maxFinishedToolsPerTask finished tools' artifacts that do not
+ * change between snapshots: each is serialized once instead of at every snapshot.
+ */
+export function taskSnapshotJson(task: Task): string {
+  if (task.artifacts.length === 0) return JSON.stringify(Task.toJSON(task));
+  const head = JSON.stringify(Task.toJSON({ ...task, artifacts: [] }));
+  let artifacts = '';
+  for (const artifact of task.artifacts) artifacts += (artifacts === '' ? '' : ',') + jsonOfArtifact(artifact);
+  return `${head.slice(0, -1)}${head === '{}' ? '' : ','}"artifacts":[${artifacts}]}`;
+}
