@@ -1,12 +1,17 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
  * targets take turns), on a redis-server of its own. Prints each repetition's p50 / p99
  * publish-to-client latency, the p99 of the first, middle and last tenth of each task's frames,
- * server CPU per frame, and Redis socket reads per frame (INFO total_reads_processed: fewer when
- * commands share writes). Run it from `git archive` copies of the two commits, alternately.
+ * server CPU per frame, Redis socket reads per frame (INFO total_reads_processed: fewer when
+ * commands share writes) and the time Redis spent per frame in the commands that took most
+ * (INFO commandstats; a script's time includes the commands it ran, which are listed too). `prefill` = `<tasks>x<calls>` first runs that many tasks
+ * flat out (10 at a time, untimed) on each target, as the servers and the Redis of a full bench
+ * have served other rows before its paced ones (finished tasks retained in Redis up to
+ * maxRetainedBytes, the oldest evicted as each new one ends). Run it from `git archive` copies of
+ * the two commits, alternately.
  */
 import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
@@ -19,10 +24,18 @@ async function readsProcessed(client: Redis): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? NaN);
 }
 
+/** µs Redis spent per command since the last CONFIG RESETSTAT, by command, most first. */
+async function commandTimes(client: Redis): Promise<[string, number][]> {
+  const times: [string, number][] = [];
+  for (const [, name, usec] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) times.push([name, Number(usec)]);
+  return times.sort((a, b) => b[1] - a[1]);
+}
+
 async function main(): Promise<void> {
   const toolCalls = Number(process.argv[2] ?? 100);
   const reps = Number(process.argv[3] ?? 3);
   const targets = (process.argv[4] ?? 'toolstream-redis').split(',') as Target[];
+  const [prefillTasks, prefillCalls] = (process.argv[5] ?? '0x0').split('x').map(Number);
   // The servers and the load run as compiled JavaScript, as in `npm run bench`.
   useCompiledChildren(compileChildren());
   const redis = await BenchRedis.start();
@@ -33,17 +46,26 @@ async function main(): Promise<void> {
   const pool = new ServerPool(load, redis);
   try {
     await pool.prepare(targets);
+    if (prefillTasks > 0) {
+      for (const target of targets) await pool.run(target, prefillTasks, { toolCalls: prefillCalls, intervalMs: 0, idle: false }, 600_000, 10);
+      console.log(`prefilled: ${prefillTasks} tasks of ${prefillCalls} calls on each target; Redis used_memory ${/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]} bytes`);
+    }
     for (let rep = 0; rep < reps; rep++) {
       for (const target of targets) {
         const scenario = { toolCalls, intervalMs: 50, idle: false };
-        const readsBefore = await readsProcessed(client);
+        await client.config('RESETSTAT');
         const measured = await pool.run(target, 100, scenario, 60_000);
         const r = runRecord(measured, rep, scenario);
+        const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
         const phase = phases ? `${phases.first.p99Ms.toFixed(2)} / ${phases.middle.p99Ms.toFixed(2)} / ${phases.last.p99Ms.toFixed(2)}` : '-';
         console.log(
           `${target} rep ${rep}: p50 ${r.latencyP50Ms.toFixed(2)} ms, p99 ${r.latencyP99Ms.toFixed(2)} ms (first / middle / last tenth: ${phase}), ` +
-            `server CPU ${r.serverCpuPerFrameUs.toFixed(1)} µs/frame, Redis reads ${(((await readsProcessed(client)) - readsBefore) / r.frames).toFixed(3)}/frame, load ${r.loadAverage.toFixed(1)}`,
+            `server CPU ${r.serverCpuPerFrameUs.toFixed(1)} µs/frame, Redis reads ${((await readsProcessed(client)) / r.frames).toFixed(3)}/frame, ` +
+            `Redis µs/frame by command ${times
+              .slice(0, 4)
+              .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
+              .join(', ')}, load ${r.loadAverage.toFixed(1)}`,
         );
       }
     }

@@ -62,7 +62,8 @@ export class EventLog<T> {
   private pendingWeight = 0;
 
   constructor(
-    private readonly capacity: number,
+    /** The events it keeps (more only while readers still need them, see `trim`). */
+    readonly capacity: number,
     /** An event's weight (e.g. its bytes); the log keeps the sum over what it retains. */
     private readonly weigh?: (event: T) => number,
     /** Sequence number of the first event appended (a log that continues one kept elsewhere). */

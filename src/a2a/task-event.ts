@@ -1,5 +1,6 @@
 import { StreamResponse } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
+import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_MEDIA_TYPE } from '../extensions';
 import type { ProtocolVersion } from './a2a.constants';
 import { EventBlock, type EventPacking } from './event-log';
 
@@ -42,43 +43,114 @@ export class TaskEvent {
   }
 }
 
-const TOOL_FRAME = 1;
-const TERMINAL = 2;
+const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
+const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
+const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
+const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
+const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
 
 /**
- * Consecutive events of one task kept as one string (their JSONs joined) and one array of
- * numbers (where each ends, and its flags): two objects for the whole block instead of an event
- * object and its string each. Reading an event back slices the string (no copy).
+ * A tool-call-v1 frame's event (the artifact update of the tool's artifact), serialised by hand:
+ * the task's head (its ids), the artifact id, the frame, and constant text between and after.
+ * Only the artifact id and the frame vary, and a block keeps only those (see TaskEventBlock).
+ */
+export class ToolFrameEvent extends TaskEvent {
+  constructor(
+    seq: number,
+    /** `{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":`, the same string for every frame of a task. */
+    readonly head: string,
+    artifactIdJson: string,
+    frameJson: string,
+    /** A terminal phase: the update is the artifact's last chunk. */
+    readonly lastChunk: boolean,
+    /** Where the artifact id's JSON ends in `json`. */
+    readonly idEnd = head.length + artifactIdJson.length,
+  ) {
+    super(seq, [head, artifactIdJson, TOOL_ARTIFACT_MIDDLE_JSON, frameJson, lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON].join(''), true);
+  }
+
+  /** The parts that vary, as a block keeps them: the artifact id's JSON, then the frame's. */
+  get artifactIdJson(): string {
+    return this.json.slice(this.head.length, this.idEnd);
+  }
+
+  get frameJson(): string {
+    return this.json.slice(this.idEnd + TOOL_ARTIFACT_MIDDLE_JSON.length, this.json.length - (this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length);
+  }
+}
+
+const TOOL_FRAME = 1;
+const TERMINAL = 2;
+/** A ToolFrameEvent kept as its artifact id and frame (`split` says where the one ends). */
+const COMPACT = 4;
+const FLAGS = 8;
+
+/**
+ * Consecutive events of one task kept as one string (their JSONs joined, or for a tool frame's
+ * event only its artifact id and frame: a third of its JSON) and two arrays of numbers (where
+ * each ends, and its flags; where a compact one's id ends, and whether it is a last chunk): a few
+ * objects for the whole block instead of an event object and its string each. Reading an event
+ * back slices the string (no copy), or rebuilds a tool frame's event around its slices.
  */
 export class TaskEventBlock extends EventBlock<TaskEvent> {
   private readonly json: string;
-  /** Per event: the end of its JSON in `json`, times 4, plus its flags (TOOL_FRAME, TERMINAL). */
+  /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags. */
   private readonly ends: number[];
+  /** Per compact event: the length of its artifact id's JSON, times 2, plus 1 for a last chunk; else 0. */
+  private readonly splits: number[];
+  /** The tool frames' head (one task, one head). */
+  private readonly head: string;
 
   constructor(events: readonly TaskEvent[], firstSeq: number) {
     super(firstSeq, events.length);
-    this.json = events.map((event) => event.json).join('');
+    const parts: string[] = [];
     this.ends = new Array<number>(events.length);
+    this.splits = new Array<number>(events.length);
+    let head: string | undefined;
     let end = 0;
     for (let i = 0; i < events.length; i++) {
-      end += events[i].json.length;
-      this.ends[i] = end * 4 + (events[i].isToolFrame ? TOOL_FRAME : 0) + (events[i].terminal ? TERMINAL : 0);
+      const event = events[i];
+      let flags = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
+      if (event instanceof ToolFrameEvent && (head === undefined || head === event.head)) {
+        head = event.head;
+        const id = event.artifactIdJson;
+        const frame = event.frameJson;
+        parts.push(id, frame);
+        end += id.length + frame.length;
+        this.splits[i] = id.length * 2 + (event.lastChunk ? 1 : 0);
+        flags += COMPACT;
+      } else {
+        parts.push(event.json);
+        end += event.json.length;
+        this.splits[i] = 0;
+      }
+      this.ends[i] = end * FLAGS + flags;
     }
+    this.json = parts.join('');
+    this.head = head ?? '';
   }
 
   get(seq: number): TaskEvent {
     const i = seq - this.firstSeq;
     const packed = this.ends[i];
-    return new TaskEvent(seq, this.json.slice(this.startOf(i), Math.floor(packed / 4)), (packed & TOOL_FRAME) !== 0, (packed & TERMINAL) !== 0);
+    const start = this.startOf(i);
+    const end = Math.floor(packed / FLAGS);
+    if ((packed & COMPACT) === 0) return new TaskEvent(seq, this.json.slice(start, end), (packed & TOOL_FRAME) !== 0, (packed & TERMINAL) !== 0);
+    const split = start + Math.floor(this.splits[i] / 2);
+    return new ToolFrameEvent(seq, this.head, this.json.slice(start, split), this.json.slice(split, end), (this.splits[i] & 1) === 1);
   }
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
-    return Math.floor(this.ends[i] / 4) - this.startOf(i);
+    const packed = this.ends[i];
+    const kept = Math.floor(packed / FLAGS) - this.startOf(i);
+    if ((packed & COMPACT) === 0) return kept;
+    const tail = (this.splits[i] & 1) === 1 ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON;
+    return this.head.length + kept + TOOL_ARTIFACT_MIDDLE_JSON.length + tail.length;
   }
 
   private startOf(i: number): number {
-    return i === 0 ? 0 : Math.floor(this.ends[i - 1] / 4);
+    return i === 0 ? 0 : Math.floor(this.ends[i - 1] / FLAGS);
   }
 }
 

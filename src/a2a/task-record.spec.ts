@@ -53,16 +53,40 @@ describe('TaskRecord', () => {
         expect(logged?.seq).toBe(seq);
       }
     };
+    const retainedBytes = (): number => {
+      let sum = 0;
+      for (let seq = task.log.firstSeq; seq <= task.lastSeq; seq++) sum += task.log.get(seq)?.json.length ?? 0;
+      return sum;
+    };
     check();
+    expect(task.log.bytes).toBe(retainedBytes());
     expect(task.log.get(2)?.response.payload?.$case).toBe('artifactUpdate');
-    // Finished, the task keeps its events packed: they read back the same, flags included.
+    // Finished, the task keeps its events packed: they read back the same, flags and weights included.
     task.complete('done');
     check();
+    expect(task.log.bytes).toBe(retainedBytes());
     const flags = (seq: number): [boolean, boolean] => [task.log.get(seq)?.isToolFrame ?? false, task.log.get(seq)?.terminal ?? false];
     expect(flags(2)).toEqual([true, false]);
     expect(flags(task.lastSeq - 1)).toEqual([false, false]);
     expect(flags(task.lastSeq)).toEqual([false, true]);
     expect(task.log.get(task.lastSeq)?.jsonFor('0.3')).toContain('"final":true');
+  });
+
+  it('weighs its retained events exactly while blocks of them are packed and dropped', () => {
+    const task = newTask(300);
+    const retainedBytes = (): number => {
+      let sum = 0;
+      for (let seq = task.log.firstSeq; seq <= task.lastSeq; seq++) sum += task.log.get(seq)?.json.length ?? 0;
+      return sum;
+    };
+    for (let i = 0; i < 600; i++) {
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { text: 'x'.repeat(1_000 + (i % 7)) } });
+      if (i % 50 === 0) task.narrate(`step ${i}`);
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: i % 3 === 0 ? 'failed' : 'completed', result: { i } });
+      if (i % 100 === 99) expect(task.log.bytes).toBe(retainedBytes());
+    }
+    task.complete('done');
+    expect(task.log.bytes).toBe(retainedBytes());
   });
 
   it('writes a tool frame event exactly as the SDK codec does (hand-built JSON)', () => {
@@ -81,6 +105,12 @@ describe('TaskRecord', () => {
         });
         expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
         expect(task.snapshot().artifacts).toEqual([toolArtifact(f)]);
+        // Packed (kept as its artifact id and frame only), it reads back the same, with the same weight.
+        const bytes = task.log.bytes;
+        task.log.pack();
+        expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
+        expect(task.log.get(task.lastSeq)?.isToolFrame).toBe(true);
+        expect(task.log.bytes).toBe(bytes);
       }),
       { numRuns: 300 },
     );

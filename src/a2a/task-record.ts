@@ -1,14 +1,12 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import {
   TOOL_CALL_V1_ARTIFACT_NAME,
-  TOOL_CALL_V1_MIME_TYPE,
-  TOOL_CALL_V1_PART_MEDIA_TYPE,
   emitToolCall,
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TaskEvent } from './task-event';
+import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -93,10 +91,11 @@ export interface SnapshotOptions {
 const eventBytes = (event: TaskEvent): number => event.json.length;
 
 /**
- * Listeners being pumped (a listener follows one task): one set for every task rather than a
- * WeakSet per task, which each of the 10,000 retained finished tasks would keep.
+ * Listeners being pumped right now, innermost last (a listener follows one task): one stack for
+ * every task rather than a set per task, which each of the 10,000 retained finished tasks would
+ * keep; pumps nest only a few deep, so a lookup is a short scan, cheaper than a WeakSet's hashing.
  */
-const PUMPING = new WeakSet<TaskListener>();
+const PUMPING: TaskListener[] = [];
 
 /**
  * One task of the in-memory store: its status, history and artifacts, and the ordered log of the
@@ -451,9 +450,12 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
-    this.log.append(event, this.keepAfter());
+    const first = this.log.firstSeq;
+    // Only a log at capacity trims: only then does it matter which events readers still need.
+    this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
     this.onEvent?.(event, this);
-    this.dropOverrun();
+    // A listener can only have fallen out of the log if events left it.
+    if (this.log.firstSeq !== first) this.dropOverrun();
     for (const listener of this.listeners) this.pump(listener);
   }
 
@@ -464,14 +466,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private toolFrameEvent(frame: ToolCallArtifactData, id: string): TaskEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    const json = [
-      this.toolEventHead,
-      JSON.stringify(id),
-      TOOL_ARTIFACT_MIDDLE_JSON,
-      JSON.stringify(frame),
-      frame.phase === 'started' ? TOOL_EVENT_TAIL_JSON : TOOL_EVENT_LAST_TAIL_JSON,
-    ].join('');
-    return new TaskEvent(this.log.nextSeq, json, true);
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, JSON.stringify(id), JSON.stringify(frame), frame.phase !== 'started');
   }
 
   /**
@@ -479,8 +474,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (PUMPING.has(listener)) return;
-    PUMPING.add(listener);
+    if (PUMPING.includes(listener)) return;
+    PUMPING.push(listener);
     try {
       while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
         if (listener.ready && !listener.ready()) return;
@@ -491,7 +486,8 @@ export class TaskRecord implements TaskView, TaskWriter {
         listener.push(event);
       }
     } finally {
-      PUMPING.delete(listener);
+      // Pumps nest (a push may append and pump again), so this one is the last one in.
+      PUMPING.pop();
     }
   }
 
@@ -504,12 +500,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (callbacks) for (const callback of callbacks) callback();
   }
 }
-
-const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
-const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
-const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
-const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
-const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
 
 /**
  * A tool's artifact as the task keeps it: its latest frame (the artifact is built only for a

@@ -52,7 +52,8 @@ while redis.call('ZCARD', KEYS[1]) > tonumber(ARGV[2]) or (tonumber(redis.call('
     if head[2] then redis.call('LREM', prefix .. 'context:' .. head[1] .. ':' .. head[2], 1, id) end
   end
   if head[3] and redis.call('GET', head[3]) == id then redis.call('DEL', head[3]) end
-  redis.call('DEL', task, prefix .. 'events:' .. id, prefix .. 'followers:' .. id)
+  -- UNLINK: a large event stream is freed by Redis's background thread, not while every client waits.
+  redis.call('UNLINK', task, prefix .. 'events:' .. id, prefix .. 'followers:' .. id)
   unfile(id)
   evicted[#evicted + 1] = id
 end

@@ -1,8 +1,8 @@
 import { Artifact, Task } from '@a2a-js/sdk';
 
 interface CachedArtifact {
-  /** The artifact's other fields, which must match for the JSON to be reused. */
-  signature: string;
+  /** The artifact as it was serialized: its other fields must match for the JSON to be reused. */
+  artifact: Artifact;
   json: string;
 }
 
@@ -12,21 +12,47 @@ interface CachedArtifact {
  */
 const artifactJson = new WeakMap<object, CachedArtifact>();
 
-function signatureOf(artifact: Artifact): string | undefined {
-  if (artifact.parts.length !== 1 || artifact.metadata !== undefined || artifact.extensions.length > 0) return undefined;
-  const [part] = artifact.parts;
-  if (part.content?.$case !== 'data') return undefined;
-  return `${artifact.artifactId}\n${artifact.name}\n${artifact.description}\n${part.filename}\n${part.mediaType}\n${JSON.stringify(part.metadata ?? null)}`;
+/** Flat string records (a part's metadata, such as tool-call-v1's mimeType) with the same entries. */
+function sameFlat(a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  let n = 0;
+  for (const key in a) {
+    const value = a[key];
+    if (typeof value === 'object' && value !== null) return false;
+    if (value !== b[key]) return false;
+    n += 1;
+  }
+  for (const _ in b) n -= 1;
+  return n === 0;
+}
+
+/** Whether `cached` serializes to the same JSON as `artifact` (whose data value it shares). */
+function sameArtifact(cached: Artifact, artifact: Artifact): boolean {
+  const [a] = cached.parts;
+  const [b] = artifact.parts;
+  return (
+    cached.artifactId === artifact.artifactId &&
+    cached.name === artifact.name &&
+    cached.description === artifact.description &&
+    artifact.metadata === undefined &&
+    artifact.extensions.length === 0 &&
+    artifact.parts.length === 1 &&
+    a.filename === b.filename &&
+    a.mediaType === b.mediaType &&
+    sameFlat(a.metadata, b.metadata)
+  );
 }
 
 function jsonOfArtifact(artifact: Artifact): string {
-  const signature = signatureOf(artifact);
-  const value = artifact.parts[0]?.content?.$case === 'data' ? artifact.parts[0].content.value : undefined;
-  if (signature === undefined || value === undefined || typeof value !== 'object' || value === null) return JSON.stringify(Artifact.toJSON(artifact));
+  const part = artifact.parts.length === 1 ? artifact.parts[0] : undefined;
+  const value = part?.content?.$case === 'data' ? part.content.value : undefined;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(Artifact.toJSON(artifact));
   const cached = artifactJson.get(value);
-  if (cached?.signature === signature) return cached.json;
+  if (cached && sameArtifact(cached.artifact, artifact)) return cached.json;
   const json = JSON.stringify(Artifact.toJSON(artifact));
-  artifactJson.set(value, { signature, json });
+  // Only an artifact of nothing but its one data part is reused (see sameArtifact).
+  if (artifact.metadata === undefined && artifact.extensions.length === 0) artifactJson.set(value, { artifact, json });
   return json;
 }
 
