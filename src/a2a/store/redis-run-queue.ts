@@ -5,7 +5,7 @@ import type { SkillRequest } from '../../runtime';
 import { serviceUnavailable } from '../a2a-errors';
 import { unavailableIfDown, type RedisTaskStore } from './redis-task-store';
 import { defineScript, type ScriptCall } from './redis-scripts';
-import { QUEUED_BEFORE_SCRIPT } from './run-queue-scripts';
+import { QUEUED_BEFORE_SCRIPT, RUN_DONE_SCRIPT } from './run-queue-scripts';
 import type { NewTask, TaskView, WrittenTask } from './task-store';
 
 export interface RunQueueOptions {
@@ -71,12 +71,15 @@ export class RedisRunQueue {
   private lastReadError = 0;
 
   private readonly queuedBefore: ScriptCall;
+  /** An entry leaves the queue: acknowledged and deleted in one step (RUN_DONE_SCRIPT). */
+  private readonly done: ScriptCall;
 
   constructor(
     private readonly store: RedisTaskStore,
     private readonly options: RunQueueOptions,
   ) {
     this.queuedBefore = defineScript(store.redis, 'toolstreamQueuedBefore', QUEUED_BEFORE_SCRIPT);
+    this.done = defineScript(store.redis, 'toolstreamRunDone', RUN_DONE_SCRIPT);
   }
 
   private get key(): string {
@@ -231,12 +234,7 @@ export class RedisRunQueue {
       });
       run(task, queued.request);
     }
-    await this.store.redis
-      .multi()
-      .xack(this.key, GROUP, entryId)
-      .xdel(this.key, entryId)
-      .exec()
-      .catch(() => undefined);
+    await this.done(1, this.key, GROUP, entryId).catch(() => undefined);
   }
 
   /** Entries read by a worker that died before it took their task: after a lease time, another takes them. */
@@ -281,7 +279,7 @@ export class RedisRunQueue {
         this.store.expire(task.id, taskTtlMs);
         this.options.ended?.(task);
       }
-      await this.store.redis.multi().xack(this.key, GROUP, entryId).xdel(this.key, entryId).exec();
+      await this.done(1, this.key, GROUP, entryId);
     }
   }
 }

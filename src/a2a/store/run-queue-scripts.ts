@@ -93,3 +93,13 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 `;
+
+/**
+ * A run entry leaves the queue once its task is decided: acknowledged in the workers' group and
+ * deleted from the stream (which counts toward maxQueuedRuns), both or neither, in one command
+ * where MULTI/XACK/XDEL/EXEC were four. KEYS: run stream. ARGV: group, entry id.
+ */
+export const RUN_DONE_SCRIPT = `
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('XDEL', KEYS[1], ARGV[2])
+`;
