@@ -1,10 +1,11 @@
 /**
- * `npm run bench:executor-breakdown [-- --reps=5 --runs=40]`
+ * `npm run bench:executor-breakdown [-- --reps=5 --runs=80]`
  *
  * What the executor-overhead section's figure is made of (docs/performance.md), in one process,
  * on the section's own agents (100 tool calls, in ten model turns or in one):
  * - **overhead**: a run through DeepAgentExecutor against the bare LangGraph stream with the same
- *   stream modes, as the section measures it (median CPU per run of each repetition);
+ *   stream modes, as the section measures it (runs interleaved, trimmed mean of CPU per run of
+ *   each repetition);
  * - **A/A**: the bare stream against itself on the same alternating schedule: how far two
  *   identical sides drift apart on this machine, the noise floor of the figure above;
  * - **mapping**: the executor's own work alone, with LangGraph taken out: the chunks one bare run
@@ -16,7 +17,7 @@
  */
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { DeepAgentExecutor, type MessagesAgent } from '../src/executor';
-import { agentOf, bareRun, executorRun, streamBare, type AgentShape } from './sections/executor-overhead';
+import { agentOf, bareRun, executorRun, streamBare, trimmedMean, warmUp, type AgentShape } from './sections/executor-overhead';
 import { median } from './lib/stats';
 
 function arg(name: string, fallback: number): number {
@@ -69,15 +70,14 @@ const pct = (a: number, b: number): string => `${((a / b - 1) * 100).toFixed(1)}
 
 async function main(): Promise<void> {
   const reps = arg('reps', 5);
-  const runs = arg('runs', 40);
+  const runs = arg('runs', 80);
   const toolCalls = 100;
   for (const shape of ['10 turns', '1 turn'] as AgentShape[]) {
     const { agent, executor } = agentOf(shape, toolCalls);
     const replay = replayAgent(await record(agent));
     const replayExecutor = new DeepAgentExecutor(replay, { agent: replay });
+    await warmUp((i) => bareRun(agent, `warm-bare-${i}`), (i) => executorRun(executor, `warm-exec-${i}`, toolCalls), 20, 1_200);
     for (let i = 0; i < 40; i++) {
-      await bareRun(agent, `warm-bare-${i}`);
-      await executorRun(executor, `warm-exec-${i}`, toolCalls);
       await bareRun(replay, 'replay');
       await executorRun(replayExecutor, `warm-replay-${i}`, toolCalls);
     }
@@ -106,9 +106,10 @@ async function main(): Promise<void> {
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
       const mapping = median(replayExec) - median(replayBare);
+      const [tmBare, tmExec] = [trimmedMean(bare), trimmedMean(exec)];
       console.log(
-        `  rep ${rep + 1}: bare ${median(bare).toFixed(2)} ms, executor ${median(exec).toFixed(2)} ms: overhead ${pct(median(exec), median(bare))}; ` +
-          `A/A ${pct(median(bare2), median(bare))}; mapping ${mapping.toFixed(2)} ms per run (replay ${median(replayExec).toFixed(2)} vs ${median(replayBare).toFixed(2)} ms) = ${((mapping / median(bare)) * 100).toFixed(1)} % of the bare run; ` +
+        `  rep ${rep + 1}: bare ${tmBare.toFixed(2)} ms, executor ${tmExec.toFixed(2)} ms: overhead ${pct(tmExec, tmBare)}; ` +
+          `A/A ${pct(trimmedMean(bare2), tmBare)}; mapping ${mapping.toFixed(2)} ms per run (replay ${median(replayExec).toFixed(2)} vs ${median(replayBare).toFixed(2)} ms) = ${((mapping / tmBare) * 100).toFixed(1)} % of the bare run; ` +
           `GC ${gcMsPerRun('bare').toFixed(2)} ms per bare run, ${gcMsPerRun('exec').toFixed(2)} ms per executor run`,
       );
     }

@@ -2,9 +2,15 @@
  * 4. Full agent run: DeepAgentExecutor's overhead over consuming the same LangGraph agent's
  * stream bare. One compiled agent (ScriptedChatModel, a zero-latency tool) is streamed with
  * the executor's stream modes either straight (`for await` over agent.stream) or through
- * DeepAgentExecutor.run, which adds frame tracking, hygiene and the events. The two sides
- * alternate in one process after a warm-up; each repetition's figure is the median CPU time
- * per run of its runs, and the target is met only when the worst repetition meets it.
+ * DeepAgentExecutor.run, which adds frame tracking, hygiene and the events.
+ *
+ * How, so that the machine's noise hits both sides alike (docs/performance.md, "How the
+ * executor overhead is measured"): the two sides run in pairs, back to back, the order swapped
+ * from one pair to the next, in one process; the warm-up runs pairs until the runs stop getting
+ * cheaper; each repetition runs pairs until each side has used its CPU budget; a
+ * repetition's figure is the ratio of the two sides' trimmed means (the highest and lowest
+ * fifth of each side's runs left out, GC included in every run kept); the target is met only
+ * when the worst repetition meets it.
  */
 import { HumanMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
@@ -12,7 +18,7 @@ import { z } from 'zod';
 import { createToolAgent, DeepAgentExecutor, ScriptedChatModel, type MessagesAgent, type ScriptedTurn } from '../../src/executor';
 import type { BenchConfig } from '../lib/config';
 import { FRAMES_PER_TOOL_CALL } from '../lib/scenario';
-import { median, spread, type Spread } from '../lib/stats';
+import { spread, type Spread } from '../lib/stats';
 
 /**
  * Ten model turns stay within LangGraph's default recursion limit (25 steps), which the
@@ -25,12 +31,12 @@ export interface ExecutorOverheadRow {
   /** How the model asks for the tool calls: spread over ten model turns, or all at once. */
   shape: AgentShape;
   toolCalls: number;
-  /** Runs per side in each repetition. */
+  /** Runs per side in the smallest repetition (each runs until its CPU budget is spent). */
   runs: number;
-  /** Median CPU per run of each repetition. */
+  /** Each repetition's trimmed mean of CPU per run (ms). */
   bareMsPerRun: Spread;
   executorMsPerRun: Spread;
-  /** Each repetition's executor median over its bare median, less one. */
+  /** Each repetition's executor trimmed mean over its bare trimmed mean, less one. */
   overheadPercent: Spread;
 }
 
@@ -112,46 +118,122 @@ export function agentOf(shape: AgentShape, toolCalls: number): { agent: Messages
   return { agent, executor: new DeepAgentExecutor(agent, { agent }) };
 }
 
+/** Share of each side's runs left out at either end by the trimmed mean. */
+const TRIM = 0.2;
+
+/**
+ * Mean of the runs between the lowest and highest fifth: a run that another process slowed
+ * down, or that a major GC started by either side happened to land in, does not move it, and
+ * it still counts the scavenges every run pays for its own garbage.
+ */
+export function trimmedMean(values: readonly number[], trim = TRIM): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const cut = Math.floor(sorted.length * trim);
+  const kept = sorted.slice(cut, sorted.length - cut);
+  return kept.reduce((sum, v) => sum + v, 0) / kept.length;
+}
+
+/**
+ * CPU each side uses per repetition, at least (ms): about 65 one-turn runs or 28 ten-turn runs
+ * per side in a full run on a quiet machine, where 24 runs of each left repetitions 10 % apart
+ * with no change.
+ */
+export function sideCpuBudgetMs(config: BenchConfig): number {
+  return config.quick ? 150 : 1_200;
+}
+
+const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
+
+/**
+ * Pairs of one bare and one executor run, back to back, the order swapped from one pair to the
+ * next (neither side always runs on the other's garbage or right after a pause), until there
+ * are `minRuns` pairs and each side has used `cpuMs` of CPU.
+ */
+export async function pairedRuns(
+  bareSide: (i: number) => Promise<number>,
+  executorSide: (i: number) => Promise<number>,
+  minRuns: number,
+  cpuMs: number,
+): Promise<{ bare: number[]; executor: number[] }> {
+  const bare: number[] = [];
+  const executor: number[] = [];
+  // Bounded whatever the machine does: a run never costs a tenth of what one costs here.
+  const maxRuns = Math.max(minRuns, 2_000);
+  for (let i = 0; i < maxRuns && (i < minRuns || sum(bare) < cpuMs || sum(executor) < cpuMs); i++) {
+    if (i % 2 === 0) {
+      bare.push(await bareSide(i));
+      executor.push(await executorSide(i));
+    } else {
+      executor.push(await executorSide(i));
+      bare.push(await bareSide(i));
+    }
+  }
+  return { bare, executor };
+}
+
+/** Pairs per window of the warm-up's steadiness check. */
+const WARM_UP_WINDOW = 10;
+
+/**
+ * Runs pairs until both sides' code is compiled and the heap at its working size: at least
+ * `minRuns` pairs and `cpuMs` of CPU per side, then windows of pairs until a window's bare
+ * runs no longer cost 3 % less than the previous window's (at most twice `cpuMs` per side).
+ * A ten-turn run kept getting cheaper for about 130 runs (97 ms for the first 16, 39 ms after
+ * 140, load ~10), and the executor side read 12-13 % over the bare one during that time, which
+ * was measuring the JIT, not the executor.
+ */
+export async function warmUp(
+  bareSide: (i: number) => Promise<number>,
+  executorSide: (i: number) => Promise<number>,
+  minRuns: number,
+  cpuMs: number,
+): Promise<void> {
+  const first = await pairedRuns(bareSide, executorSide, minRuns, cpuMs);
+  let spent = sum(first.bare);
+  let previous = trimmedMean(first.bare.slice(-WARM_UP_WINDOW));
+  while (spent < 2 * cpuMs) {
+    const window = await pairedRuns(bareSide, executorSide, WARM_UP_WINDOW, 0);
+    spent += sum(window.bare);
+    const current = trimmedMean(window.bare);
+    if (current >= previous * 0.97) return;
+    previous = current;
+  }
+}
+
 export async function measureExecutorOverhead(config: BenchConfig, log: (line: string) => void): Promise<ExecutorOverheadResult> {
   const rows: ExecutorOverheadRow[] = [];
   const toolCalls = config.executorToolCalls;
+  const budget = sideCpuBudgetMs(config);
   for (const shape of SHAPES) {
     const { agent, executor } = agentOf(shape, toolCalls);
-    // The executor's own paths take a few dozen runs to be compiled; before that a run can
-    // cost twice as much, which would be measuring the JIT.
-    for (let i = 0; i < config.executorWarmUpRuns; i++) {
-      await bareRun(agent, `warm-bare-${i}`);
-      await executorRun(executor, `warm-exec-${i}`, toolCalls);
-    }
-    const bareMedians: number[] = [];
-    const executorMedians: number[] = [];
+    const bareSide = (id: string) => (i: number) => bareRun(agent, `${id}-${i}`);
+    const executorSide = (id: string) => (i: number) => executorRun(executor, `${id}-${i}`, toolCalls);
+    await warmUp(bareSide('warm-bare'), executorSide('warm-exec'), config.executorWarmUpRuns, 2 * budget);
+    const bareMeans: number[] = [];
+    const executorMeans: number[] = [];
     const overheads: number[] = [];
+    const runs: number[] = [];
     for (let rep = 0; rep < config.executorReps; rep++) {
-      const bare: number[] = [];
-      const withExecutor: number[] = [];
-      for (let i = 0; i < config.executorRuns; i++) {
-        // Alternate which side goes first, so neither always runs on the other's garbage.
-        const [b, e] =
-          i % 2 === 0
-            ? [await bareRun(agent, `bare-${rep}-${i}`), await executorRun(executor, `exec-${rep}-${i}`, toolCalls)]
-            : [await executorRun(executor, `exec-${rep}-${i}`, toolCalls), await bareRun(agent, `bare-${rep}-${i}`)].reverse();
-        bare.push(b);
-        withExecutor.push(e);
-      }
-      bareMedians.push(median(bare));
-      executorMedians.push(median(withExecutor));
-      overheads.push((median(withExecutor) / median(bare) - 1) * 100);
+      const measured = await pairedRuns(bareSide(`bare-${rep}`), executorSide(`exec-${rep}`), config.executorRuns, budget);
+      const bare = trimmedMean(measured.bare);
+      const withExecutor = trimmedMean(measured.executor);
+      bareMeans.push(bare);
+      executorMeans.push(withExecutor);
+      overheads.push((withExecutor / bare - 1) * 100);
+      runs.push(measured.bare.length);
     }
     const row: ExecutorOverheadRow = {
       shape,
       toolCalls,
-      runs: config.executorRuns,
-      bareMsPerRun: spread(bareMedians),
-      executorMsPerRun: spread(executorMedians),
+      runs: Math.min(...runs),
+      bareMsPerRun: spread(bareMeans),
+      executorMsPerRun: spread(executorMeans),
       overheadPercent: spread(overheads),
     };
     rows.push(row);
-    log(`executor ${shape}, ${toolCalls} calls: overhead ${overheads.map((o) => o.toFixed(1)).join(', ')} % (bare ${row.bareMsPerRun.median.toFixed(2)} ms)`);
+    log(
+      `executor ${shape}, ${toolCalls} calls, ${runs.join('/')} runs per side: overhead ${overheads.map((o) => o.toFixed(1)).join(', ')} % (bare ${row.bareMsPerRun.median.toFixed(2)} ms)`,
+    );
   }
   return rows;
 }

@@ -120,7 +120,9 @@ export class AgentRun {
 
   private onChunk(chunk: unknown): void {
     if (!Array.isArray(chunk) || chunk.length !== 2) return;
-    const [mode, data] = chunk as [unknown, unknown];
+    // Indexed, not destructured: destructuring goes through the array iterator on every chunk.
+    const mode: unknown = chunk[0];
+    const data: unknown = chunk[1];
     if (mode === 'messages' && Array.isArray(data)) {
       this.onMessageChunk(data[0], data[1]);
     } else if (mode === 'tools' && isToolStreamEvent(data)) {

@@ -97,6 +97,15 @@ describe('sanitizeForFrame', () => {
       expect(sanitizeForFrame({ getter, proxy })).toEqual({ getter: UNREADABLE, proxy: UNREADABLE });
     });
 
+    it('sanitises a value whose toJSON sanitises another, and tells cycles apart in both', () => {
+      const inner: Record<string, unknown> = { a: { b: 1 } };
+      inner.self = inner;
+      const outer: Record<string, unknown> = { toJSON: () => ({ nested: sanitizeForFrame(inner), token: 'x' }) };
+      const value = { wrap: outer, again: { c: 2 } };
+      expect(sanitizeForFrame(value)).toEqual({ wrap: { nested: { a: { b: 1 }, self: CIRCULAR }, token: REDACTED }, again: { c: 2 } });
+      expect(sanitizeForFrame(inner)).toEqual({ a: { b: 1 }, self: CIRCULAR });
+    });
+
     it('reads each property once, small values or large', () => {
       for (const other of ['short', 'x'.repeat(1000)]) {
         let reads = 0;
