@@ -132,7 +132,7 @@ export class RedisLiveLimits {
   /**
    * The task ended (or never got created): its slot is free for the next admission, on any
    * instance. The slots freed together (tasks ending in one burst) go in one MULTI with one
-   * ZREM per set, sent once the current code is done; a task whose slot this instance already
+   * ZREM per set, sent on the next event-loop turn; a task whose slot this instance already
    * gave back (its front and its worker both say so when they are one process) is skipped.
    */
   release(id: string, caller: CallerId): void {
@@ -148,7 +148,8 @@ export class RedisLiveLimits {
     const ids = this.freeing.get(callerSet);
     if (ids) ids.push(id);
     else this.freeing.set(callerSet, [id]);
-    if (this.freeing.size === 1 && ids === undefined) queueMicrotask(() => this.free());
+    // On the next turn: tasks that end together end in the I/O callbacks of one turn.
+    if (this.freeing.size === 1 && ids === undefined) setImmediate(() => this.free());
   }
 
   /** Sends the slots released since the last call (admit sends them first, so that they count). */

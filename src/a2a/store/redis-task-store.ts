@@ -592,17 +592,12 @@ export class RedisTaskStore extends TaskStore {
     if (created !== 1) return undefined;
     // The claim's key is in the task's hash now, for the instance that expires the task.
     this.claims.delete(init.id);
-    return new RedisTaskReplica(this, {
-      id: init.id,
-      contextId: init.contextId,
-      owner: init.owner,
-      state: record.state,
-      statusTime: record.statusTime,
-      lastSeq: 1,
-      newestSeq: 1,
-      firstSeq: 1,
-      snapshot,
-    });
+    // Its one event is known here: the stream that sent the task reads it from the replica, not with XRANGE.
+    return new RedisTaskReplica(
+      this,
+      { id: init.id, contextId: init.contextId, owner: init.owner, state: record.state, statusTime: record.statusTime, lastSeq: 1, newestSeq: 1, firstSeq: 1, snapshot },
+      [first],
+    );
   }
 
   /**
@@ -743,6 +738,8 @@ export class RedisTaskReplica implements TaskView {
   constructor(
     private readonly store: RedisTaskStore,
     head: Head,
+    /** The task's newest events, when the caller has them (a front that just queued the task). */
+    tail?: TaskEvent[],
   ) {
     this.id = head.id;
     this.contextId = head.contextId;
@@ -753,6 +750,7 @@ export class RedisTaskReplica implements TaskView {
     this.storedNewestSeq = head.newestSeq;
     this.firstSeq = head.firstSeq;
     this.task = head.snapshot;
+    if (tail?.length) this.keepTail(tail);
   }
 
   get isTerminal(): boolean {
