@@ -14,7 +14,7 @@ const v03 = new V03PushNotificationSerializer();
  * garbage collector's work with it.
  */
 export class TaskEvent {
-  readonly json: string;
+  private readonly text: string;
   private json03?: string;
 
   constructor(
@@ -26,7 +26,17 @@ export class TaskEvent {
     /** The task's terminal status update: streams end after it. */
     readonly terminal = false,
   ) {
-    this.json = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
+    this.text = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
+  }
+
+  /** The StreamResponse's 1.0 ProtoJSON. */
+  get json(): string {
+    return this.text;
+  }
+
+  /** What it weighs in a log: its JSON's length. */
+  get weight(): number {
+    return this.text.length;
   }
 
   /** The StreamResponse, decoded again from its JSON (a fresh object on each read). */
@@ -52,31 +62,34 @@ const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`
 /**
  * A tool-call-v1 frame's event (the artifact update of the tool's artifact), serialised by hand:
  * the task's head (its ids), the artifact id, the frame, and constant text between and after.
- * Only the artifact id and the frame vary, and a block keeps only those (see TaskEventBlock).
+ * Only the artifact id and the frame vary, and only those are kept: the JSON is put together
+ * when read (a string of pieces the socket write copies once), so a retained event holds a
+ * third of its JSON, and a block keeps only those two parts (see TaskEventBlock).
  */
 export class ToolFrameEvent extends TaskEvent {
   constructor(
     seq: number,
     /** `{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":`, the same string for every frame of a task. */
     readonly head: string,
-    artifactIdJson: string,
-    frameJson: string,
+    readonly artifactIdJson: string,
+    readonly frameJson: string,
     /** A terminal phase: the update is the artifact's last chunk. */
     readonly lastChunk: boolean,
-    /** Where the artifact id's JSON ends in `json`. */
-    readonly idEnd = head.length + artifactIdJson.length,
   ) {
-    super(seq, [head, artifactIdJson, TOOL_ARTIFACT_MIDDLE_JSON, frameJson, lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON].join(''), true);
+    super(seq, '', true);
   }
 
-  /** The parts that vary, as a block keeps them: the artifact id's JSON, then the frame's. */
-  get artifactIdJson(): string {
-    return this.json.slice(this.head.length, this.idEnd);
+  override get json(): string {
+    return this.head + this.artifactIdJson + TOOL_ARTIFACT_MIDDLE_JSON + this.frameJson + (this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON);
   }
 
-  get frameJson(): string {
-    return this.json.slice(this.idEnd + TOOL_ARTIFACT_MIDDLE_JSON.length, this.json.length - (this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length);
+  override get weight(): number {
+    return toolEventWeight(this.head, this.artifactIdJson.length + this.frameJson.length, this.lastChunk);
   }
+}
+
+function toolEventWeight(head: string, varying: number, lastChunk: boolean): number {
+  return head.length + varying + TOOL_ARTIFACT_MIDDLE_JSON.length + (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length;
 }
 
 const TOOL_FRAME = 1;
@@ -144,9 +157,7 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
     const i = seq - this.firstSeq;
     const packed = this.ends[i];
     const kept = Math.floor(packed / FLAGS) - this.startOf(i);
-    if ((packed & COMPACT) === 0) return kept;
-    const tail = (this.splits[i] & 1) === 1 ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON;
-    return this.head.length + kept + TOOL_ARTIFACT_MIDDLE_JSON.length + tail.length;
+    return (packed & COMPACT) === 0 ? kept : toolEventWeight(this.head, kept, (this.splits[i] & 1) === 1);
   }
 
   private startOf(i: number): number {

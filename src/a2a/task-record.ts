@@ -88,7 +88,7 @@ export interface SnapshotOptions {
 }
 
 /** An event's weight in the log: its JSON's length. */
-const eventBytes = (event: TaskEvent): number => event.json.length;
+const eventBytes = (event: TaskEvent): number => event.weight;
 
 /**
  * Listeners being pumped right now, innermost last (a listener follows one task): one stack for
@@ -235,7 +235,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
     else this.openTools?.delete(frame.toolCallId);
     this.commit(event);
-    this.keepToolArtifact(frame, id, event.json.length);
+    this.keepToolArtifact(frame, id, event.weight);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
