@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { PrototypedExpressAdapter, applyHttpTimeouts } from './a2a';
+import { applyHttpTimeouts } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { portFromEnv, roleFromEnv } from './app.config';
 import { AppModule, DemoRoleModule } from './app.module';
@@ -13,12 +13,8 @@ async function bootstrap(): Promise<void> {
   // Before the app is built, so every span of the app reaches it.
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
-  // closes the connections still open once the drain is over. Express, with requests built on
-  // its own prototypes (PrototypedExpressAdapter: less work per request).
-  const app = await NestFactory.create(role === 'all' ? AppModule : DemoRoleModule.forRole(role), new PrototypedExpressAdapter(), {
-    bodyParser: false,
-    forceCloseConnections: true,
-  });
+  // closes the connections still open once the drain is over.
+  const app = await NestFactory.create(role === 'all' ? AppModule : DemoRoleModule.forRole(role), { bodyParser: false, forceCloseConnections: true });
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
   enableGracefulShutdown(app, {
     // The spans of the last tasks leave before the process does.

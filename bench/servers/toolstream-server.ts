@@ -16,7 +16,7 @@
  */
 import type { Server } from 'node:http';
 import { Test } from '@nestjs/testing';
-import { A2A_CONFIG, A2A_MODULE_OPTIONS, PrototypedExpressAdapter, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
+import { A2A_CONFIG, A2A_MODULE_OPTIONS, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
 import { AppModule } from '../../src/app.module';
 import { AgentExecutor } from '../../src/executor';
 import { ToolstreamMetrics } from '../../src/metrics';
@@ -55,9 +55,8 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
     })
     .compile();
   // As src/main.ts boots it: A2aModule reads the A2A routes' bodies itself, so the application
-  // has no global JSON and urlencoded parsers in front of every request; Express's requests are
-  // built on its own prototypes (PrototypedExpressAdapter).
-  const app = moduleRef.createNestApplication(new PrototypedExpressAdapter(), { logger: ['error'], bodyParser: false });
+  // has no global JSON and urlencoded parsers in front of every request.
+  const app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false });
   await app.init();
   return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };
 }
