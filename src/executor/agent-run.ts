@@ -46,6 +46,8 @@ export class AgentRun {
   private readonly tracker: ToolFrameTracker;
   private readonly answer: AnswerStream;
   private ended = false;
+  /** The graph's stream has ended (finished or failed): nothing of it runs any more. */
+  private graphDone = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastMessages: readonly BaseMessage[] = [];
   private interrupt: { value: unknown } | undefined;
@@ -111,8 +113,10 @@ export class AgentRun {
         if (this.ended) return;
         this.onChunk(chunk);
       }
+      this.graphDone = true;
       if (!this.ended) this.finish();
     } catch (err) {
+      this.graphDone = true;
       // After an abort the graph rejects; the run has already ended then.
       if (!this.ended) this.fail(errorMessage(err));
     }
@@ -212,7 +216,9 @@ export class AgentRun {
     clearTimeout(this.timer);
     this.answer.dispose();
     this.options.signal?.removeEventListener('abort', this.onCancel);
-    // A graph that already finished ignores this; a running one stops with its tools.
-    this.controller.abort(new Error(CANCELLED));
+    // A running graph stops with its tools. One whose stream has ended has nothing left to stop,
+    // and aborting it anyway cost an Error (its stack) and an abort event through every signal
+    // LangGraph and LangChain derived from this one (AbortSignal.any) at the end of every run.
+    if (!this.graphDone) this.controller.abort(new Error(CANCELLED));
   }
 }

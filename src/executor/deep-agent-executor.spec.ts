@@ -371,6 +371,31 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     expect(rec.events).toHaveLength(seen);
   });
 
+  it('leaves the signal of a graph that ran to its end alone, and aborts it on unsubscribe', async () => {
+    const signals: AbortSignal[] = [];
+    const finalState = { messages: [new HumanMessage('go'), new AIMessage('done')] };
+    const agent = {
+      stream: (_input: unknown, options: { signal: AbortSignal }) => {
+        signals.push(options.signal);
+        return Promise.resolve(
+          (async function* () {
+            yield ['values', { messages: [new HumanMessage('go')] }];
+            await sleep(options.signal === signals[1] ? 5_000 : 0, options.signal);
+            yield ['values', finalState];
+          })(),
+        );
+      },
+    };
+    const executor = new DeepAgentExecutor(agent, { agent });
+    const events = await runToEnd(executor.run('go', { correlationId: 'done' }));
+    expect(events.at(-1)?.event).toMatchObject({ type: 'reply', text: 'done' });
+    expect(signals[0].aborted).toBe(false);
+    const rec = record(executor.run('go', { correlationId: 'stopped' }));
+    await eventually(() => signals.length === 2, 1000);
+    rec.subscription.unsubscribe();
+    expect(signals[1].aborted).toBe(true);
+  });
+
   it('completes at once, running nothing, when the signal is already aborted', async () => {
     const model = new ScriptedChatModel({ turns: [{ text: 'x' }] });
     const generate = jest.spyOn(model, '_generate');
