@@ -46,7 +46,7 @@ export class AgentRun {
   private readonly tracker: ToolFrameTracker;
   private readonly answer: AnswerStream;
   private ended = false;
-  /** The graph's stream has ended (finished or failed): nothing of it runs any more. */
+  /** The graph's stream ran to its end: nothing of it runs any more. */
   private graphDone = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastMessages: readonly BaseMessage[] = [];
@@ -116,7 +116,8 @@ export class AgentRun {
       this.graphDone = true;
       if (!this.ended) this.finish();
     } catch (err) {
-      this.graphDone = true;
+      // Left unset: a graph that failed may still have sibling tools running (one tool threw while
+      // others of the same step had not settled), and the abort on release stops them.
       // After an abort the graph rejects; the run has already ended then.
       if (!this.ended) this.fail(errorMessage(err));
     }
@@ -216,9 +217,9 @@ export class AgentRun {
     clearTimeout(this.timer);
     this.answer.dispose();
     this.options.signal?.removeEventListener('abort', this.onCancel);
-    // A running graph stops with its tools. One whose stream has ended has nothing left to stop,
-    // and aborting it anyway cost an Error (its stack) and an abort event through every signal
-    // LangGraph and LangChain derived from this one (AbortSignal.any) at the end of every run.
+    // A running (or failed) graph stops with its tools. One whose stream ran to its end has
+    // nothing left to stop, and aborting it anyway cost an Error (its stack) and an abort event
+    // through every signal LangGraph and LangChain derived from this one (AbortSignal.any).
     if (!this.graphDone) this.controller.abort(new Error(CANCELLED));
   }
 }

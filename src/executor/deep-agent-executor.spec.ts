@@ -396,6 +396,25 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     expect(signals[1].aborted).toBe(true);
   });
 
+  it('aborts the signal of a graph whose stream failed, so tools it left running stop', async () => {
+    let signal: AbortSignal | undefined;
+    const agent = {
+      stream: (_input: unknown, options: { signal: AbortSignal }) => {
+        signal = options.signal;
+        return Promise.resolve(
+          (async function* () {
+            yield ['values', { messages: [new HumanMessage('go')] }];
+            throw new Error('tool blew up');
+          })(),
+        );
+      },
+    };
+    const executor = new DeepAgentExecutor(agent, { agent });
+    const events = await runToEnd(executor.run('go', { correlationId: 'failed' }));
+    expect(events.at(-1)?.event).toMatchObject({ type: 'error' });
+    expect(signal?.aborted).toBe(true);
+  });
+
   it('completes at once, running nothing, when the signal is already aborted', async () => {
     const model = new ScriptedChatModel({ turns: [{ text: 'x' }] });
     const generate = jest.spyOn(model, '_generate');
