@@ -166,6 +166,15 @@ describe('SSE framing', () => {
       }
     });
 
+    it('stops at once a stream whose response closed before it attached (the client left during dispatch)', async () => {
+      const { stream, stopped } = eventsThen([], 'open');
+      const { response } = fakeResponse();
+      response.destroy();
+      await new Promise((resolve) => response.once('close', resolve));
+      new TaskSseStream(stream, '1.0', rpc, 1000, never).writeTo(response, () => undefined);
+      expect(stopped()).toBe(true);
+    });
+
     it("paces on the response's writes: busy from a write that fills its buffer until it drains", async () => {
       const { response } = fakeResponse(100);
       const writer = new ResponseWriter(response);

@@ -162,10 +162,14 @@ export class TaskSseStream {
       end();
       return wrote;
     }
-    response.once('close', () => {
+    const stopAll = (): void => {
       clearInterval(timer);
       stop?.();
-    });
+    };
+    // A client that left while the request was dispatched closed the response already: its
+    // 'close' has fired, so nothing would stop the stream or its keep-alive.
+    if (response.destroyed) stopAll();
+    else response.once('close', stopAll);
     return wrote;
   }
 }
