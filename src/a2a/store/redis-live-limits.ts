@@ -116,6 +116,9 @@ export class RedisLiveLimits {
     const { key, leaseMs, maxLiveTasks, maxLiveTasksPerCaller, retryAfterSeconds } = this.options;
     // Slots released just before go first (the same connection keeps the order).
     this.free();
+    // A slot taken (again) under this id is released when its task ends, whatever came before.
+    this.released.delete(id);
+    this.releasedBefore.delete(id);
     const admitted = await this.options.guard(() => this.admitScript(2, key, this.options.callerSet(caller), id, leaseMs, maxLiveTasks, maxLiveTasksPerCaller));
     if (admitted === -1) throw tooManyLiveTasks('server', maxLiveTasks, 'maxLiveTasks', retryAfterSeconds);
     if (admitted === -2) throw tooManyLiveTasks('caller', maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', retryAfterSeconds);
