@@ -53,7 +53,7 @@ function setUp(maxEventsPerTask = 1_000): {
   const overflows: string[] = [];
   const stored: { seq: number; published?: number[] }[] = [];
   const appender = new RedisTaskAppender({
-    onStored: (seq, _state, published) => stored.push({ seq, published: published?.map((e) => e.seq) }),
+    onStored: (seq, _state, events) => stored.push({ seq, published: events.map((e) => e.seq) }),
     lease: 'lease-1',
     keys: ['t', 'e', 'o'],
     channel: 'c',

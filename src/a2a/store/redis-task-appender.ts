@@ -103,10 +103,10 @@ export interface AppenderOptions {
   /** The newest seq already in Redis when the appender starts (a task taken over goes on from it). */
   storedSeq?: number;
   /**
-   * A batch reached Redis: followers on this instance may have it now, and get its events as
-   * followers elsewhere get them from the PUBLISH (undefined when too large: they read them).
+   * A batch reached Redis: followers on this instance may have it now, and take its events as
+   * they are (followers elsewhere get them from the PUBLISH, or read them when it was too large).
    */
-  onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
+  onStored?: (lastSeq: number, state: TaskState, events: TaskEvent[]) => void;
   /** Another writer holds the lease now: nothing this appender sends is stored any more. */
   onLeaseLost?: () => void;
   /**
@@ -305,7 +305,7 @@ export class RedisTaskAppender {
         } else this.eventsSinceSnapshot += batch.length;
         if (last > this.storedSeq) this.storedSeq = last;
         this.storedState = state;
-        if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
+        if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, batch);
       }
     } catch (err) {
       // Back at the front, in order; tried again after a pause that grows while Redis stays away.

@@ -289,8 +289,8 @@ export class RedisTaskStore extends TaskStore {
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,
-      onStored: (seq, state, published) => {
-        for (const replica of local) replica.advance(seq, state, published);
+      onStored: (seq, state, events) => {
+        for (const replica of local) replica.advance(seq, state, events);
       },
       onLeaseLost: () => this.followThroughRedis(entry),
     });
