@@ -290,7 +290,7 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
+      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
       defer: (send) => this.turnWrites.defer(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
@@ -865,6 +865,22 @@ export class RedisTaskReplica implements TaskView {
     if (this.tail.length > TAIL_EVENTS) this.tail.splice(0, this.tail.length - TAIL_EVENTS);
   }
 
+  /**
+   * Drops the kept events that every listener has had: the tail holds what is still to be
+   * delivered, not the newest TAIL_EVENTS whatever happened to them (events kept past their
+   * delivery outlive the young generation's collections, which copy and then promote them).
+   * A listener that comes later reads what the tail lacks from the store, as it would anyway.
+   */
+  private trimTail(): void {
+    const first = this.tail[0]?.seq;
+    if (first === undefined || this.listeners.size === 0) return;
+    let slowest = Number.POSITIVE_INFINITY;
+    for (const listener of this.listeners) if (listener.cursor < slowest) slowest = listener.cursor;
+    const had = slowest - first + 1;
+    if (had >= this.tail.length) this.tail = [];
+    else if (had > 0) this.tail.splice(0, had);
+  }
+
   /** The events after `cursor` when the kept tail holds all of them up to the newest known one. */
   private fromTail(cursor: number): TaskEvent[] | undefined {
     const first = this.tail[0]?.seq;
@@ -932,6 +948,7 @@ export class RedisTaskReplica implements TaskView {
       void err;
     } finally {
       this.pumping.delete(listener);
+      this.trimTail();
     }
   }
 }
