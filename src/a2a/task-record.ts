@@ -234,17 +234,20 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (this.isTerminal) return;
     // One id string per frame, for its event and its artifact's key.
     const id = toolArtifactId(frame.toolCallId);
+    const found = this.artifacts.get(id);
+    // A later frame of a tool shares the id's JSON its earlier one made.
+    const idJson = found instanceof KeptTool ? found.artifactIdJson(id) : JSON.stringify(id);
     let event: ToolFrameEvent;
     try {
-      event = this.toolFrameEvent(frame, id);
+      event = this.toolFrameEvent(frame, idJson);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      event = this.toolFrameEvent(frame, id);
+      event = this.toolFrameEvent(frame, idJson);
     }
     // Kept before the event goes out: a snapshot taken meanwhile (a stream attaching) then
     // holds the tool's latest phase.
-    this.keepToolArtifact(event, id, frame.phase === 'started');
+    this.keepToolArtifact(event, id, found, frame.phase === 'started');
     this.commit(event);
   }
 
@@ -414,8 +417,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * place by its later frames: one map operation per frame. It keeps the frame's event (whose
    * JSON the log holds anyway), not the frame: the frame object is garbage once the event is built.
    */
-  private keepToolArtifact(event: ToolFrameEvent, id: string, open: boolean): void {
-    const found = this.artifacts.get(id);
+  private keepToolArtifact(event: ToolFrameEvent, id: string, found: Artifact | KeptTool | undefined, open: boolean): void {
     let kept: KeptTool;
     if (found instanceof KeptTool) {
       kept = found;
@@ -509,9 +511,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
    * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
    */
-  private toolFrameEvent(frame: ToolCallArtifactData, id: string): ToolFrameEvent {
+  private toolFrameEvent(frame: ToolCallArtifactData, idJson: string): ToolFrameEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, JSON.stringify(id), flat(JSON.stringify(frame)), frame.phase !== 'started');
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, idJson, flat(JSON.stringify(frame)), frame.phase !== 'started');
   }
 
   /**
@@ -563,6 +565,11 @@ class KeptTool {
     readonly id: string,
     private event: ToolFrameEvent | undefined,
   ) {}
+
+  /** Its artifact id's JSON, as its latest event has it. */
+  artifactIdJson(id: string): string {
+    return this.event ? this.event.artifactIdJson : JSON.stringify(id);
+  }
 
   latest(event: ToolFrameEvent): void {
     this.event = event;
