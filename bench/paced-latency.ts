@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
@@ -12,6 +12,13 @@
  * have served other rows before its paced ones (finished tasks retained in Redis up to
  * maxRetainedBytes, the oldest evicted as each new one ends). Run it from `git archive` copies of
  * the two commits, alternately.
+ *
+ * Each repetition also prints the server's GC pauses during it (young-generation scavenges:
+ * count, median, max, how many over 5 ms, total; other GCs: count, total): in Redis mode a
+ * frame is written only once Redis acknowledged it, so a pause that falls within its round trip
+ * is part of its latency. `--server-flags` gives every server more node flags (comma-separated),
+ * e.g. `--server-flags=--max-semi-space-size=4` to see how the young generation's size moves
+ * the pauses and the p99.
  */
 import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
@@ -31,11 +38,24 @@ async function commandTimes(client: Redis): Promise<[string, number][]> {
   return times.sort((a, b) => b[1] - a[1]);
 }
 
+/** Scavenges: count, median, max, over 5 ms, total; the other GCs: count, total (ms). */
+function gcSummary({ scavenges, others }: { scavenges: number[]; others: number[] }): string {
+  const sorted = [...scavenges].sort((a, b) => a - b);
+  const total = (pauses: number[]): string => pauses.reduce((sum, ms) => sum + ms, 0).toFixed(1);
+  return (
+    `scavenges ${sorted.length} (median ${(sorted[sorted.length >> 1] ?? 0).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)}, ` +
+    `${sorted.filter((ms) => ms > 5).length} over 5 ms, ${total(sorted)} ms in all), other GCs ${others.length} (${total(others)} ms)`
+  );
+}
+
 async function main(): Promise<void> {
-  const toolCalls = Number(process.argv[2] ?? 100);
-  const reps = Number(process.argv[3] ?? 3);
-  const targets = (process.argv[4] ?? 'toolstream-redis').split(',') as Target[];
-  const [prefillTasks, prefillCalls] = (process.argv[5] ?? '0x0').split('x').map(Number);
+  const flagsArg = process.argv.find((arg) => arg.startsWith('--server-flags='));
+  const serverFlags = flagsArg ? flagsArg.slice('--server-flags='.length).split(',').filter(Boolean) : [];
+  const args = process.argv.slice(2).filter((arg) => arg !== flagsArg);
+  const toolCalls = Number(args[0] ?? 100);
+  const reps = Number(args[1] ?? 3);
+  const targets = (args[2] ?? 'toolstream-redis').split(',') as Target[];
+  const [prefillTasks, prefillCalls] = (args[3] ?? '0x0').split('x').map(Number);
   // The servers and the load run as compiled JavaScript, as in `npm run bench`.
   useCompiledChildren(compileChildren());
   const redis = await BenchRedis.start();
@@ -43,7 +63,7 @@ async function main(): Promise<void> {
   process.env.BENCH_REDIS_URL = redis.url;
   const client = new Redis(redis.url);
   const load = await LoadProcess.start();
-  const pool = new ServerPool(load, redis);
+  const pool = new ServerPool(load, redis, serverFlags);
   try {
     await pool.prepare(targets);
     if (prefillTasks > 0) {
@@ -54,7 +74,9 @@ async function main(): Promise<void> {
       for (const target of targets) {
         const scenario = { toolCalls, intervalMs: 50, idle: false };
         await client.config('RESETSTAT');
+        await (await pool.server(target)).gcPauses();
         const measured = await pool.run(target, 100, scenario, 60_000);
+        const pauses = await (await pool.server(target)).gcPauses();
         const r = runRecord(measured, rep, scenario);
         const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
@@ -65,7 +87,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, load ${r.loadAverage.toFixed(1)}`,
+              .join(', ')}, GC: ${gcSummary(pauses)}, load ${r.loadAverage.toFixed(1)}`,
         );
       }
     }

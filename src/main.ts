@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { applyHttpTimeouts } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { portFromEnv, roleFromEnv } from './app.config';
@@ -14,7 +15,13 @@ async function bootstrap(): Promise<void> {
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
   // closes the connections still open once the drain is over.
-  const app = await NestFactory.create(role === 'all' ? AppModule : DemoRoleModule.forRole(role), { bodyParser: false, forceCloseConnections: true });
+  const app = await NestFactory.create<NestExpressApplication>(role === 'all' ? AppModule : DemoRoleModule.forRole(role), {
+    bodyParser: false,
+    forceCloseConnections: true,
+  });
+  // No `X-Powered-By: Express` on every response: it names the stack to scanners, and a header
+  // set before the handler's makes Node merge the SSE head header by header.
+  app.disable('x-powered-by');
   // SIGTERM / SIGINT: refuse new requests, drain running tasks, close, exit 0.
   enableGracefulShutdown(app, {
     // The spans of the last tasks leave before the process does.

@@ -18,14 +18,18 @@ export type ServerCommand =
   | { type: 'flush-spans' }
   /** V8's sampling profiler, started and stopped around the load to profile (warm-up excluded). */
   | { type: 'profile-start' }
-  | { type: 'profile-stop'; file: string };
+  | { type: 'profile-stop'; file: string }
+  /** The GC pauses since the last such command (the first starts recording them: bench/paced-latency.ts). */
+  | { type: 'gc-pauses' };
 export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
   | { type: 'memory'; rss: number; heapUsed: number; external: number }
   | { type: 'spans-flushed' }
   | { type: 'profile-started' }
-  | { type: 'profile-written'; file: string };
+  | { type: 'profile-written'; file: string }
+  /** Pause durations in ms: young-generation scavenges, and every other kind of GC. */
+  | { type: 'gc-pauses'; scavenges: number[]; others: number[] };
 
 export type LoadCommand = { type: 'run'; job: LoadJob } | { type: 'close' };
 export type LoadReply =

@@ -112,6 +112,12 @@ export class ServerProcess {
     return (await this.memory(true)).rss;
   }
 
+  /** GC pauses (ms) since the last call; the first call starts recording them. */
+  async gcPauses(): Promise<{ scavenges: number[]; others: number[] }> {
+    const { scavenges, others } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
+    return { scavenges, others };
+  }
+
   /** Starts V8's CPU profiler in the server. */
   async startProfile(): Promise<void> {
     await this.ask({ type: 'profile-start' }, 'profile-started');

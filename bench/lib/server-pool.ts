@@ -79,17 +79,21 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
-  /** @param redis the redis-server of toolstream-redis, when there is one */
+  /**
+   * @param redis the redis-server of toolstream-redis, when there is one
+   * @param serverFlags more node flags for every server it starts (bench/paced-latency.ts `--server-flags`)
+   */
   constructor(
     readonly load: LoadProcess,
     readonly redis?: BenchRedis,
+    private readonly serverFlags: string[] = [],
   ) {}
 
   /** @param warm false: a server that has served no request yet (its store empty) */
   async server(target: Target, warm = true): Promise<ServerProcess> {
     let server = this.servers.get(target);
     if (!server) {
-      server = await ServerProcess.start(target);
+      server = await ServerProcess.start(target, {}, this.serverFlags);
       this.servers.set(target, server);
       if (warm) await this.warm(target, server);
     }
@@ -102,7 +106,7 @@ export class ServerPool {
    */
   async prepare(targets: readonly Target[]): Promise<void> {
     const missing = [...new Set(targets)].filter((t) => !this.servers.has(t));
-    const started = await Promise.allSettled(missing.map((t) => ServerProcess.start(t)));
+    const started = await Promise.allSettled(missing.map((t) => ServerProcess.start(t, {}, this.serverFlags)));
     for (const [i, outcome] of started.entries()) if (outcome.status === 'fulfilled') this.servers.set(missing[i], outcome.value);
     const failed = started.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
 import type { ServerUnderTest } from './server-under-test';
@@ -49,8 +50,23 @@ async function main(): Promise<void> {
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   let profiler: Session | undefined;
+  let gcPauses: { scavenges: number[]; others: number[]; observer: PerformanceObserver } | undefined;
   process.on('message', (command: ServerCommand) => {
-    if (command.type === 'profile-start') {
+    if (command.type === 'gc-pauses') {
+      // Recorded only once asked for: the other sections' servers run without the observer.
+      if (!gcPauses) {
+        const pauses = { scavenges: [] as number[], others: [] as number[] };
+        const observer = new PerformanceObserver((list) => {
+          for (const entry of list.getEntries()) {
+            const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+            (kind === constants.NODE_PERFORMANCE_GC_MINOR ? pauses.scavenges : pauses.others).push(entry.duration);
+          }
+        });
+        observer.observe({ entryTypes: ['gc'] });
+        gcPauses = { ...pauses, observer };
+      }
+      reply({ type: 'gc-pauses', scavenges: gcPauses.scavenges.splice(0), others: gcPauses.others.splice(0) });
+    } else if (command.type === 'profile-start') {
       profiler = new Session();
       profiler.connect();
       profiler.post('Profiler.enable', () =>

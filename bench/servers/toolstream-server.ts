@@ -15,6 +15,7 @@
  * through the API is a no-op).
  */
 import type { Server } from 'node:http';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { A2A_CONFIG, A2A_MODULE_OPTIONS, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
 import { AppModule } from '../../src/app.module';
@@ -55,8 +56,9 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
     })
     .compile();
   // As src/main.ts boots it: A2aModule reads the A2A routes' bodies itself, so the application
-  // has no global JSON and urlencoded parsers in front of every request.
-  const app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false });
+  // has no global JSON and urlencoded parsers in front of every request; no X-Powered-By.
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ logger: ['error'], bodyParser: false });
+  app.disable('x-powered-by');
   await app.init();
   return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };
 }

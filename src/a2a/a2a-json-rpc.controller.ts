@@ -45,6 +45,13 @@ const PUSH_METHODS = new Set([
   'tasks/pushNotificationConfig/delete',
 ]);
 const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthenticatedExtendedCard']);
+/** A JSON-RPC stream's response headers, besides the extension headers. */
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
 
 /**
  * The JSON-RPC binding at one URL. Route decorators cannot split one path between a JSON
@@ -74,9 +81,8 @@ export class A2aJsonRpcController {
       id = call.id;
       const ctx = this.a2a.negotiate(req);
       const outcome = await this.dispatch(call, ctx, req, res);
-      res.set(extensionHeaders(ctx));
-      if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result));
-      else this.sendStream(res, outcome.sse);
+      if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result), 200, extensionHeaders(ctx));
+      else this.sendStream(res, outcome.sse, extensionHeaders(ctx));
     } catch (err) {
       if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       const { status, headers } = jsonRpcHttpStatus(err);
@@ -149,17 +155,13 @@ export class A2aJsonRpcController {
    * this response's drain, so what waits for a slow client stays in the task's log. The headers
    * leave with the events written in the same turn (a stream's first event, its Task or replay,
    * is written as it attaches): one write instead of two per stream; they are flushed alone only
-   * for a stream with nothing to send yet.
+   * for a stream with nothing to send yet. The head is one `writeHead` with every header (the
+   * extension headers too), not headers set one by one and merged into it.
    */
-  private sendStream(res: Response, sse: TaskSseStream): void {
+  private sendStream(res: Response, sse: TaskSseStream, extensions: Record<string, string>): void {
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
+    res.writeHead(200, { ...SSE_HEADERS, ...extensions });
     const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();
   }

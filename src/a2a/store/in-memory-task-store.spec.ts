@@ -95,10 +95,53 @@ describe('InMemoryTaskStore', () => {
           store.expire(task.id, 60_000);
         }
         expect(store.retained().tasks).toBe(10);
-        const queue = (store as unknown as { expiryQueue: unknown[] }).expiryQueue;
+        const queue = (store as unknown as { expiryIds: unknown[] }).expiryIds;
         expect(queue.length).toBeLessThanOrEqual(2 * 10 + 1_024);
         jest.advanceTimersByTime(60_000);
         expect(store.size()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('evicts in finishing order past tasks its TTL forgot, and keeps that order bounded when only TTLs forget', async () => {
+      jest.useFakeTimers();
+      try {
+        store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 3 });
+        const short: WrittenTask[] = [];
+        const long: WrittenTask[] = [];
+        // Finishing order: s0 l0 s1 l1 s2 l2; the short ones leave by their TTL.
+        for (let i = 0; i < 3; i++) {
+          for (const [list, ttl] of [[short, 1_000], [long, 60_000]] as const) {
+            const task = await create();
+            task.complete('done');
+            store.expire(task.id, ttl);
+            list.push(task);
+          }
+        }
+        // Six finished past a limit of three: s0 l0 s1 went first, oldest first.
+        expect(await store.get(short[0].id)).toBeUndefined();
+        expect(await store.get(long[0].id)).toBeUndefined();
+        expect(await store.get(short[1].id)).toBeUndefined();
+        jest.advanceTimersByTime(1_000);
+        expect(await store.get(short[2].id)).toBeUndefined();
+        expect(store.retained().tasks).toBe(2);
+        // Two more: the oldest still kept (l1) is the one evicted, not an id forgotten already.
+        for (let i = 0; i < 2; i++) finish(await create());
+        expect(await store.get(long[1].id)).toBeUndefined();
+        expect(await store.get(long[2].id)).toBe(long[2]);
+        expect(store.retained().tasks).toBe(3);
+
+        // Under the limit, TTLs alone forget: what the store remembers of the order stays bounded.
+        store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 10_000 });
+        for (let i = 0; i < 5_000; i++) {
+          const task = await create();
+          task.complete('done');
+          store.expire(task.id, 10);
+          jest.advanceTimersByTime(10);
+        }
+        expect(store.retained().tasks).toBeLessThanOrEqual(1);
+        expect((store as unknown as { finishedOrder: unknown[] }).finishedOrder.length).toBeLessThanOrEqual(2 * 1 + 1_024);
       } finally {
         jest.useRealTimers();
       }

@@ -39,16 +39,26 @@ export class InMemoryTaskStore extends TaskStore {
    * A queue entry whose time is not its task's current one is stale and skipped.
    */
   private readonly expiresAt = new Map<string, number>();
-  private expiryQueue: { id: string; at: number }[] = [];
+  /** The queue as two parallel arrays (ids, times), not an object per entry the young generation would copy and promote. */
+  private expiryIds: string[] = [];
+  private expiryAts: number[] = [];
   private expiryHead = 0;
   private expiryTimer?: NodeJS.Timeout;
   private expiryTimerAt = Number.POSITIVE_INFINITY;
   /** Claimed messages (owner and messageId) to their task, and each task's claim, to forget it with the task. */
   private readonly messages = new Map<string, string>();
   private readonly claims = new Map<string, string>();
-  /** Finished tasks, oldest first, with the bytes each holds. */
+  /** Finished tasks with the bytes each holds. */
   private readonly finished = new Map<string, number>();
   private finishedBytes = 0;
+  /**
+   * The finished tasks' ids, oldest first from `finishedHead` on (an id no longer in `finished`
+   * was forgotten earlier and is skipped). Not the Map's own order: a Map used as a queue keeps
+   * its deleted entries as holes until it is rehashed, and reading its oldest key walks them
+   * (thousands per eviction with 10,000 tasks kept).
+   */
+  private finishedOrder: string[] = [];
+  private finishedHead = 0;
   private clock = 0;
   private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
@@ -160,6 +170,7 @@ export class InMemoryTaskStore extends TaskStore {
     if (!this.finished.has(id)) {
       const bytes = task.bytes;
       this.finished.set(id, bytes);
+      this.finishedOrder.push(id);
       this.finishedBytes += bytes;
       this.evictOldestFinished();
     }
@@ -179,7 +190,8 @@ export class InMemoryTaskStore extends TaskStore {
     this.expiryTimer = undefined;
     this.expiryTimerAt = Number.POSITIVE_INFINITY;
     this.expiresAt.clear();
-    this.expiryQueue = [];
+    this.expiryIds = [];
+    this.expiryAts = [];
     this.expiryHead = 0;
     return Promise.resolve();
   }
@@ -187,18 +199,20 @@ export class InMemoryTaskStore extends TaskStore {
   /** Queues a task's expiry (in order: TaskService expires every task after the same TTL, so this is an append). */
   private queueExpiry(id: string, at: number): void {
     this.expiresAt.set(id, at);
-    const queue = this.expiryQueue;
-    if (queue.length === this.expiryHead || queue[queue.length - 1].at <= at) {
-      queue.push({ id, at });
+    const ats = this.expiryAts;
+    if (ats.length === this.expiryHead || ats[ats.length - 1] <= at) {
+      this.expiryIds.push(id);
+      ats.push(at);
     } else {
       let lo = this.expiryHead;
-      let hi = queue.length;
+      let hi = ats.length;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (queue[mid].at <= at) lo = mid + 1;
+        if (ats[mid] <= at) lo = mid + 1;
         else hi = mid;
       }
-      queue.splice(lo, 0, { id, at });
+      this.expiryIds.splice(lo, 0, id);
+      ats.splice(lo, 0, at);
     }
     this.compactExpiries();
     this.armExpiryTimer();
@@ -209,9 +223,9 @@ export class InMemoryTaskStore extends TaskStore {
     this.expiryTimer = undefined;
     this.expiryTimerAt = Number.POSITIVE_INFINITY;
     const now = Date.now();
-    const queue = this.expiryQueue;
-    while (this.expiryHead < queue.length && queue[this.expiryHead].at <= now) {
-      const { id, at } = queue[this.expiryHead++];
+    while (this.expiryHead < this.expiryAts.length && this.expiryAts[this.expiryHead] <= now) {
+      const id = this.expiryIds[this.expiryHead];
+      const at = this.expiryAts[this.expiryHead++];
       if (this.expiresAt.get(id) === at) this.forget(id);
     }
     this.compactExpiries();
@@ -219,29 +233,56 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   private armExpiryTimer(): void {
-    const next = this.expiryQueue[this.expiryHead];
-    if (!next || next.at >= this.expiryTimerAt) return;
+    if (this.expiryHead >= this.expiryAts.length) return;
+    const next = this.expiryAts[this.expiryHead];
+    if (next >= this.expiryTimerAt) return;
     clearTimeout(this.expiryTimer);
-    this.expiryTimerAt = next.at;
-    this.expiryTimer = setTimeout(() => this.expireDue(), Math.max(0, next.at - Date.now()));
+    this.expiryTimerAt = next;
+    this.expiryTimer = setTimeout(() => this.expireDue(), Math.max(0, next - Date.now()));
     this.expiryTimer.unref();
   }
 
   /** Drops the entries already done or stale (tasks forgotten earlier) once they are most of the queue. */
   private compactExpiries(): void {
-    const pending = this.expiryQueue.length - this.expiryHead;
+    const pending = this.expiryAts.length - this.expiryHead;
     const mostlyDone = this.expiryHead >= 1024 && this.expiryHead >= pending;
     const mostlyStale = pending >= 2 * this.expiresAt.size + 1024;
     if (!mostlyDone && !mostlyStale) return;
-    this.expiryQueue = this.expiryQueue.slice(this.expiryHead).filter((entry) => this.expiresAt.get(entry.id) === entry.at);
+    const ids: string[] = [];
+    const ats: number[] = [];
+    for (let i = this.expiryHead; i < this.expiryAts.length; i++) {
+      const id = this.expiryIds[i];
+      if (this.expiresAt.get(id) !== this.expiryAts[i]) continue;
+      ids.push(id);
+      ats.push(this.expiryAts[i]);
+    }
+    this.expiryIds = ids;
+    this.expiryAts = ats;
     this.expiryHead = 0;
   }
 
   private evictOldestFinished(): void {
-    for (const id of this.finished.keys()) {
-      if (this.finished.size <= this.options.maxRetainedTasks && this.finishedBytes <= this.options.maxRetainedBytes) return;
-      this.forget(id);
+    const order = this.finishedOrder;
+    while (this.finished.size > this.options.maxRetainedTasks || this.finishedBytes > this.options.maxRetainedBytes) {
+      // Past the limits, `finished` is not empty, and each of its ids is in the order after the head.
+      const id = order[this.finishedHead++];
+      if (this.finished.has(id)) this.forget(id);
     }
+    this.compactFinishedOrder();
+  }
+
+  /** Drops the ids already passed, or forgotten by their TTL, once they are most of the order. */
+  private compactFinishedOrder(): void {
+    const pending = this.finishedOrder.length - this.finishedHead;
+    const mostlyDone = this.finishedHead >= 1024 && this.finishedHead >= pending;
+    const mostlyStale = pending >= 2 * this.finished.size + 1024;
+    if (!mostlyDone && !mostlyStale) return;
+    const ids: string[] = [];
+    for (let i = this.finishedHead; i < this.finishedOrder.length; i++) {
+      if (this.finished.has(this.finishedOrder[i])) ids.push(this.finishedOrder[i]);
+    }
+    this.finishedOrder = ids;
+    this.finishedHead = 0;
   }
 
   private forget(id: string): void {

@@ -124,13 +124,17 @@ export class RedisRunQueue {
    */
   flagCancel(id: string, reason: string): Promise<void> {
     return unavailableIfDown(async () => {
-      await this.store.redis.set(this.store.key('runs', 'cancel', id), reason, 'PX', CANCEL_FLAG_TTL_MS);
+      await this.store.redis.set(this.store.cancelFlagKey(id), reason, 'PX', CANCEL_FLAG_TTL_MS);
     });
   }
 
-  /** The reason of a CancelTask asked while this worker was taking the run, if any. */
+  /**
+   * The reason of a CancelTask asked while this worker was taking the run, if any: its flag, read
+   * in the take-over step, or its PUBLISH, kept since (see RedisTaskStore.expectCancel). Called
+   * once the run is registered, so that any later cancel reaches it the usual way.
+   */
   async cancelFlag(id: string): Promise<string | undefined> {
-    return (await this.store.redis.get(this.store.key('runs', 'cancel', id))) ?? undefined;
+    return this.store.cancelReason(id);
   }
 
   /** Every instance reaps: each third of the lease time, tasks whose worker was lost end FAILED. */
@@ -219,13 +223,17 @@ export class RedisRunQueue {
   private async take(entryId: string, fields: string[], run: (task: WrittenTask, request: SkillRequest) => void): Promise<void> {
     const queued = parseRun(fields);
     let task: WrittenTask | undefined;
+    if (queued) this.store.expectCancel(queued.taskId);
     try {
       task = queued && (await this.store.takeOver(queued.taskId, 'queued', this.options.leaseMs));
     } catch (err) {
+      if (queued) this.store.cancelReason(queued.taskId);
       // Left pending: this worker or another claims it again once Redis answers.
       this.logger.warn(`taking run ${entryId} failed: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
+    // Not taken here: a cancel of it is someone else's.
+    if (queued && !task) this.store.cancelReason(queued.taskId);
     if (task && queued) {
       this.running += 1;
       task.whenSettled(() => {
@@ -233,6 +241,8 @@ export class RedisRunQueue {
         this.wake?.();
       });
       run(task, queued.request);
+      // Registered now (run asked for the cancel kept meanwhile): later cancels reach it the usual way.
+      this.store.cancelReason(queued.taskId);
     }
     await this.done(1, this.key, GROUP, entryId).catch(() => undefined);
   }

@@ -1,15 +1,30 @@
 import { Role } from '@a2a-js/sdk';
+import { TaskEvent } from '../task-event';
 import { TaskRecord, textPart } from '../task-record';
-import { RedisTaskAppender, type AppendCall } from './redis-task-appender';
+import { encodeBatch, RedisTaskAppender, type AppendCall } from './redis-task-appender';
+
+/** The batch argument as APPEND_SCRIPT reads it: per event a newline, then seq, flags and JSON split at the first two spaces. */
+function decodeBatch(arg: string | number | Buffer): { seq: number; flags: string; json: string }[] {
+  const text = arg.toString();
+  if (text === '') return [];
+  expect(text[0]).toBe('\n');
+  return text
+    .slice(1)
+    .split('\n')
+    .map((line) => {
+      const a = line.indexOf(' ');
+      const b = line.indexOf(' ', a + 1);
+      return { seq: Number(line.slice(0, a)), flags: line.slice(a + 1, b), json: line.slice(b + 1) };
+    });
+}
 
 /** The script's side as a list of calls: each resolves (or fails) when the test says. */
 class Calls {
-  readonly sent: { seqs: number[]; snapshot: boolean; args: (string | number)[]; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
+  readonly sent: { seqs: number[]; snapshot: boolean; args: (string | number | Buffer)[]; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
   readonly stored: number[] = [];
   append: AppendCall = (_keys, args) =>
     new Promise((resolve, reject) => {
-      const seqs: number[] = [];
-      for (let i = 11; i < args.length; i += 3) seqs.push(Number(args[i]));
+      const seqs = decodeBatch(args[11]).map((e) => e.seq);
       this.sent.push({
         seqs,
         snapshot: args[5] !== '',
@@ -38,7 +53,7 @@ function setUp(maxEventsPerTask = 1_000): {
   const overflows: string[] = [];
   const stored: { seq: number; published?: number[] }[] = [];
   const appender = new RedisTaskAppender({
-    onStored: (seq, _state, published) => stored.push({ seq, published: published?.map((e) => e.seq) }),
+    onStored: (seq, _state, events) => stored.push({ seq, published: events.map((e) => e.seq) }),
     lease: 'lease-1',
     keys: ['t', 'e', 'o'],
     channel: 'c',
@@ -65,6 +80,21 @@ function setUp(maxEventsPerTask = 1_000): {
   appender.record = record;
   return { calls, appender, record, warnings, overflows, stored };
 }
+
+describe('encodeBatch', () => {
+  it('frames each event as a newline, its seq, flags and JSON, byte for byte, whatever the JSON holds', () => {
+    const json = (seq: number): string => JSON.stringify({ seq, text: `a b\nc — ${'é'.repeat(seq)} 🙂` });
+    const events = [new TaskEvent(7, json(7)), new TaskEvent(8, json(8), true), new TaskEvent(9, json(9), true, true), new TaskEvent(10, json(10), false, true)];
+    const buffer = encodeBatch(events);
+    expect(buffer.length).toBe(Buffer.byteLength(buffer.toString()));
+    expect(decodeBatch(buffer)).toEqual([
+      { seq: 7, flags: '-', json: json(7) },
+      { seq: 8, flags: 't-', json: json(8) },
+      { seq: 9, flags: 'te-', json: json(9) },
+      { seq: 10, flags: 'e-', json: json(10) },
+    ]);
+  });
+});
 
 describe('RedisTaskAppender', () => {
   it('keeps one call in flight and sends everything that came meanwhile in the next one, in order', async () => {

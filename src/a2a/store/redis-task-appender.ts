@@ -6,23 +6,35 @@ import { taskSnapshotJson } from './redis-snapshot-json';
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
  * head (and, when given, its snapshot and answer) in the same step; then tells followers on
- * other instances (PUBLISH the last seq and state, and the batch's events when it is small).
- * Events already stored (a batch sent again after a lost reply) are skipped, so a retry never
- * stores one twice. The keys' time to live and the owner index are written only when the
+ * other instances (PUBLISH the last seq and state, and the batch's events when it is small and
+ * some instance subscribes to the channel: one that subscribes later reads the head, then the
+ * stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
+ * never stores one twice. The keys' time to live and the owner index are written only when the
  * writer says they are due (not on every batch: each is one more command inside Redis).
  * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
  * snapshot ('' = unchanged), answer ('' = unchanged), channel, owner index member ('' = index
- * unchanged), time to live while running ('' = not due), '1' when the PUBLISH carries the
- * batch's events ('' = too large: followers read the stream), then (seq, flags, json) per event.
+ * unchanged), time to live while running ('' = not due), '1' when the PUBLISH may carry the
+ * batch's events ('' = too large: followers read the stream), then the batch (see encodeBatch):
+ * per event a newline, its seq, flags and JSON, separated by one space, which is also how the
+ * PUBLISH carries them after its first line. JSON text never holds a raw newline, and neither a
+ * seq nor the flags a space, so the first two spaces after a newline end the seq and the flags.
  */
 export const APPEND_SCRIPT = `
 local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
 if head[1] ~= ARGV[1] then return 0 end
 local stored = tonumber(head[2] or '0') or 0
-for i = 12, #ARGV, 3 do
-  if tonumber(ARGV[i]) > stored then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], ARGV[i] .. '-1', 'f', ARGV[i + 1], 'j', ARGV[i + 2])
+local batch = ARGV[12]
+local size = #batch
+local at = 1
+while at < size do
+  local a = string.find(batch, ' ', at + 1, true)
+  local b = string.find(batch, ' ', a + 1, true)
+  local e = string.find(batch, '\\n', b + 1, true) or (size + 1)
+  local seq = string.sub(batch, at + 1, a - 1)
+  if tonumber(seq) > stored then
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], seq .. '-1', 'f', string.sub(batch, a + 1, b - 1), 'j', string.sub(batch, b + 1, e - 1))
   end
+  at = e
 end
 local last = math.max(stored, tonumber(ARGV[5]))
 local fields = {'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', last}
@@ -42,16 +54,39 @@ if ARGV[10] ~= '' then
   redis.call('PEXPIRE', KEYS[2], ARGV[10])
 end
 if ARGV[9] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9]) end
-local lines = {last .. ' ' .. ARGV[3]}
-if ARGV[11] ~= '' then
-  for i = 12, #ARGV, 3 do lines[#lines + 1] = ARGV[i] .. ' ' .. ARGV[i + 1] .. ' ' .. ARGV[i + 2] end
-end
-redis.call('PUBLISH', ARGV[8], table.concat(lines, string.char(10)))
+local message = last .. ' ' .. ARGV[3]
+if ARGV[11] ~= '' and size > 0 and redis.call('PUBSUB', 'NUMSUB', ARGV[8])[2] > 0 then message = message .. batch end
+redis.call('PUBLISH', ARGV[8], message)
 return 1
 `;
 
+/**
+ * A batch as APPEND_SCRIPT reads it, in one buffer: written straight from each event's JSON,
+ * with no string of the whole batch (nor of the command) made on the heap on the way.
+ */
+export function encodeBatch(batch: readonly TaskEvent[]): Buffer {
+  const heads: string[] = new Array<string>(batch.length);
+  const jsons: string[] = new Array<string>(batch.length);
+  let bytes = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const event = batch[i];
+    const head = `\n${event.seq} ${event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-'} `;
+    const json = event.json;
+    heads[i] = head;
+    jsons[i] = json;
+    bytes += head.length + Buffer.byteLength(json);
+  }
+  const buffer = Buffer.allocUnsafe(bytes);
+  let offset = 0;
+  for (let i = 0; i < batch.length; i++) {
+    offset += buffer.write(heads[i], offset, 'latin1');
+    offset += buffer.write(jsons[i], offset);
+  }
+  return buffer;
+}
+
 /** The script call: resolves 1 when stored, 0 when another writer holds the lease. */
-export type AppendCall = (keys: [string, string, string], args: (string | number)[]) => Promise<number>;
+export type AppendCall = (keys: [string, string, string], args: (string | number | Buffer)[]) => Promise<number>;
 
 export interface AppenderOptions {
   lease: string;
@@ -68,10 +103,10 @@ export interface AppenderOptions {
   /** The newest seq already in Redis when the appender starts (a task taken over goes on from it). */
   storedSeq?: number;
   /**
-   * A batch reached Redis: followers on this instance may have it now, and get its events as
-   * followers elsewhere get them from the PUBLISH (undefined when too large: they read them).
+   * A batch reached Redis: followers on this instance may have it now, and take its events as
+   * they are (followers elsewhere get them from the PUBLISH, or read them when it was too large).
    */
-  onStored?: (lastSeq: number, state: TaskState, published: TaskEvent[] | undefined) => void;
+  onStored?: (lastSeq: number, state: TaskState, events: TaskEvent[]) => void;
   /** Another writer holds the lease now: nothing this appender sends is stored any more. */
   onLeaseLost?: () => void;
   /**
@@ -231,7 +266,7 @@ export class RedisTaskAppender {
     // The keys' expiry, the owner index and the answer go only when due or changed (see APPEND_SCRIPT).
     const renewTtl = now - this.ttlRenewedAt >= this.options.runningTtlMs * TTL_RENEW_SHARE;
     const index = statusTime !== this.indexedStatusTime;
-    const args: (string | number)[] = [
+    const args: (string | number | Buffer)[] = [
       this.options.lease,
       this.options.maxEventsPerTask,
       taskStateToJSON(state),
@@ -243,12 +278,10 @@ export class RedisTaskAppender {
       index ? this.options.ownerMember : '',
       renewTtl ? this.options.runningTtlMs : '',
       '',
+      batch.length > 0 ? encodeBatch(batch) : '',
     ];
     let bytes = 0;
-    for (const event of batch) {
-      args.push(event.seq, event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-', event.json);
-      bytes += event.json.length;
-    }
+    for (const event of batch) bytes += event.weight;
     // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
     const published = bytes <= MAX_PUBLISHED_BYTES;
     if (published) args[10] = '1';
@@ -272,7 +305,7 @@ export class RedisTaskAppender {
         } else this.eventsSinceSnapshot += batch.length;
         if (last > this.storedSeq) this.storedSeq = last;
         this.storedState = state;
-        if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, published ? batch : undefined);
+        if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, batch);
       }
     } catch (err) {
       // Back at the front, in order; tried again after a pause that grows while Redis stays away.

@@ -130,6 +130,12 @@ export class RedisTaskStore extends TaskStore {
   private readonly subscribed = new Map<string, Promise<void>>();
   /** Tasks this instance runs from the run queue under a lease it renews (see RedisRunQueue). */
   private readonly runLeases = new Set<string>();
+  /**
+   * Runs this worker is taking (expectCancel .. cancelReason): a cancel requested meanwhile, by
+   * its flag read in the take-over step or by its PUBLISH, is kept here for the run to read once
+   * it is registered (a PUBLISH before that reached no one).
+   */
+  private readonly taking = new Map<string, string | undefined>();
   /** The caps on finished tasks (count and bytes), shared by every instance. */
   readonly retention?: RedisRetention;
   /** The appenders' script calls of one turn leave in one write. */
@@ -284,13 +290,13 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
+      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
       defer: (send) => this.turnWrites.defer(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,
-      onStored: (seq, state, published) => {
-        for (const replica of local) replica.advance(seq, state, published);
+      onStored: (seq, state, events) => {
+        for (const replica of local) replica.advance(seq, state, events);
       },
       onLeaseLost: () => this.followThroughRedis(entry),
     });
@@ -545,7 +551,9 @@ export class RedisTaskStore extends TaskStore {
   private notify(channel: string, message: string): void {
     if (channel === this.key('channel', 'cancel')) {
       const request = parseCancel(message);
-      if (request && this.written.has(request.id)) this.cancelHandler?.(request.id, request.reason);
+      if (request && this.taking.has(request.id)) {
+        if (this.taking.get(request.id) === undefined) this.taking.set(request.id, request.reason);
+      } else if (request && this.written.has(request.id)) this.cancelHandler?.(request.id, request.reason);
       return;
     }
     const newline = message.indexOf('\n');
@@ -608,8 +616,12 @@ export class RedisTaskStore extends TaskStore {
    */
   async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
-    const flat = (await this.scripts.takeOver(2, this.key('task', id), this.key('leases'), id, from, lease, leaseMs, RUNNER)) as string[] | null;
-    if (!flat) return undefined;
+    const reply = (await this.scripts.takeOver(3, this.key('task', id), this.key('leases'), this.cancelFlagKey(id), id, from, lease, leaseMs, RUNNER)) as
+      | [string[], string | null]
+      | null;
+    if (!reply) return undefined;
+    const [flat, cancelFlag] = reply;
+    if (cancelFlag !== null && this.taking.has(id) && this.taking.get(id) === undefined) this.taking.set(id, cancelFlag);
     const hash: Record<string, string> = {};
     for (let i = 0; i < flat.length; i += 2) hash[flat[i]] = flat[i + 1];
     const head = readHead(hash, null);
@@ -669,6 +681,27 @@ export class RedisTaskStore extends TaskStore {
     const lost = (await this.scripts.renewLeases(ids.length + 1, this.key('leases'), ...ids.map((id) => this.key('task', id)), ...args)) as string[];
     for (const id of lost) this.runLeases.delete(id);
     return lost;
+  }
+
+  /** The key of a task's cancel flag (RedisRunQueue.flagCancel), read by the take-over step. */
+  cancelFlagKey(id: string): string {
+    return this.key('runs', 'cancel', id);
+  }
+
+  /**
+   * From now until cancelReason(id), a cancel requested for the task (its flag read by takeOver,
+   * or its PUBLISH) is kept for cancelReason, not handed to onCancelRequest: the worker is taking
+   * the run and has not registered it yet.
+   */
+  expectCancel(id: string): void {
+    this.taking.set(id, undefined);
+  }
+
+  /** The cancel kept since expectCancel(id), if any; from now on cancels go to onCancelRequest. */
+  cancelReason(id: string): string | undefined {
+    const reason = this.taking.get(id);
+    this.taking.delete(id);
+    return reason;
   }
 
   /** Ids of tasks whose run lease has expired (at most `count`), by Redis's clock. */
@@ -794,7 +827,9 @@ export class RedisTaskReplica implements TaskView {
     let counted = true;
     return () => {
       this.listeners.delete(listener);
-      if (counted) this.store.countFollower(this.id, -1);
+      // Not once the task ended: the count is read only while it runs (a client that left and
+      // may rejoin), and it expires on its own; this saves a call per stream in a task's end.
+      if (counted && !this.isTerminal) this.store.countFollower(this.id, -1);
       counted = false;
       this.release();
     };
@@ -828,6 +863,22 @@ export class RedisTaskReplica implements TaskView {
     if (last !== undefined && events[0].seq <= last + 1) this.tail.push(...events.filter((e) => e.seq > last));
     else this.tail = [...events];
     if (this.tail.length > TAIL_EVENTS) this.tail.splice(0, this.tail.length - TAIL_EVENTS);
+  }
+
+  /**
+   * Drops the kept events that every listener has had: the tail holds what is still to be
+   * delivered, not the newest TAIL_EVENTS whatever happened to them (events kept past their
+   * delivery outlive the young generation's collections, which copy and then promote them).
+   * A listener that comes later reads what the tail lacks from the store, as it would anyway.
+   */
+  private trimTail(): void {
+    const first = this.tail[0]?.seq;
+    if (first === undefined || this.listeners.size === 0) return;
+    let slowest = Number.POSITIVE_INFINITY;
+    for (const listener of this.listeners) if (listener.cursor < slowest) slowest = listener.cursor;
+    const had = slowest - first + 1;
+    if (had >= this.tail.length) this.tail = [];
+    else if (had > 0) this.tail.splice(0, had);
   }
 
   /** The events after `cursor` when the kept tail holds all of them up to the newest known one. */
@@ -897,6 +948,7 @@ export class RedisTaskReplica implements TaskView {
       void err;
     } finally {
       this.pumping.delete(listener);
+      this.trimTail();
     }
   }
 }

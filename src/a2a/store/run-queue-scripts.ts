@@ -31,8 +31,10 @@ return 1
 /**
  * Takes a task's writer lease: from 'queued' only while no one took it; from 'expired' only once
  * its run lease is past due. With a lease time, the new run lease goes in the leases set; without,
- * the task leaves it. Returns the task hash (HGETALL), or nil.
- * KEYS: task hash, leases set. ARGV: id, from, new lease, lease ms, runner (host:pid, for operators).
+ * the task leaves it. Returns the task hash (HGETALL) and the task's cancel flag (see
+ * RedisRunQueue.flagCancel: read in the same step, where a GET after the take-over was one more
+ * round trip per run), or nil.
+ * KEYS: task hash, leases set, cancel flag. ARGV: id, from, new lease, lease ms, runner (host:pid, for operators).
  */
 export const TAKE_OVER_SCRIPT = `
 local lease = redis.call('HGET', KEYS[1], 'lease')
@@ -55,7 +57,7 @@ if tonumber(ARGV[4]) > 0 then
 else
   redis.call('ZREM', KEYS[2], ARGV[1])
 end
-return redis.call('HGETALL', KEYS[1])
+return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[3])}
 `;
 
 /**

@@ -1,0 +1,76 @@
+import Redis from 'ioredis';
+import { TaskEvent } from '../src/a2a/task-event';
+import { APPEND_SCRIPT, encodeBatch } from '../src/a2a/store/redis-task-appender';
+import { startRedis, type TestRedis } from './support/redis-server';
+
+const KEYS = ['t:task', 't:events', 't:owner'];
+const CHANNEL = 't:channel';
+
+/** The script's ARGV for a batch (see APPEND_SCRIPT): lease, maxlen, state, statusTime, lastSeq, snapshot, answer, channel, member, ttl, publish, batch. */
+function argv(events: TaskEvent[], lease = 'lease-1', publish = '1'): (string | number | Buffer)[] {
+  const last = events[events.length - 1]?.seq ?? 0;
+  return [lease, 1_000, 'TASK_STATE_WORKING', 1_000, last, '', '', CHANNEL, '', '', publish, events.length > 0 ? encodeBatch(events) : ''];
+}
+
+/** JSON with what the batch's framing must survive: spaces, escaped newlines, multi-byte characters. */
+function event(seq: number, isToolFrame = false, terminal = false): TaskEvent {
+  return new TaskEvent(seq, JSON.stringify({ seq, text: `line one\nline two — ${'é'.repeat(seq)} 🙂 "quoted"  two  spaces` }), isToolFrame, terminal);
+}
+
+describe('the append script, on a real Redis (e2e)', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  let subscriber: Redis;
+  const append = (args: (string | number | Buffer)[]): Promise<number> => redis.evalsha(sha, 3, ...KEYS, ...args) as Promise<number>;
+  let sha: string;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url);
+    subscriber = new Redis(server.url);
+    sha = (await redis.script('LOAD', APPEND_SCRIPT)) as string;
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    subscriber.disconnect();
+    await server.stop();
+  });
+  beforeEach(async () => {
+    await redis.flushall();
+    await redis.hset('t:task', { lease: 'lease-1', lastSeq: '0' });
+  });
+
+  it('stores each event of the batch as it was (seq as the entry id, flags, JSON byte for byte), skips those already stored, and refuses another lease', async () => {
+    const first = [event(1), event(2, true), event(3, true, true)];
+    expect(await append(argv(first))).toBe(1);
+    // A batch sent again after a lost reply, with one more event: only the new one is added.
+    expect(await append(argv([...first, event(4, false, true)]))).toBe(1);
+    expect(await append(argv([event(5)], 'another-lease'))).toBe(0);
+    const entries = (await redis.xrange('t:events', '-', '+')) as [string, string[]][];
+    expect(entries.map(([id, fields]) => [id, fields[1], fields[3]])).toEqual([
+      ['1-1', '-', event(1).json],
+      ['2-1', 't-', event(2).json],
+      ['3-1', 'te-', event(3).json],
+      ['4-1', 'e-', event(4).json],
+    ]);
+    expect(await redis.hget('t:task', 'lastSeq')).toBe('4');
+  });
+
+  it('publishes the events only while some instance subscribes to the channel; the head line always', async () => {
+    expect(await append(argv([event(1)]))).toBe(1);
+    const messages: string[] = [];
+    subscriber.on('message', (_channel: string, message: string) => messages.push(message));
+    await subscriber.subscribe(CHANNEL);
+    expect(await append(argv([event(2), event(3, true)]))).toBe(1);
+    // Too large for the PUBLISH (the writer says so): followers read the stream.
+    expect(await append(argv([event(4)], 'lease-1', ''))).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(messages).toEqual([`3 TASK_STATE_WORKING\n2 - ${event(2).json}\n3 t- ${event(3).json}`, '4 TASK_STATE_WORKING']);
+  });
+
+  it('stores only the head for an empty batch (a snapshot-only call)', async () => {
+    expect(await redis.evalsha(sha, 3, ...KEYS, 'lease-1', 1_000, 'TASK_STATE_WORKING', 1_000, 0, '{"id":"t"}', '', CHANNEL, '', '', '1', '')).toBe(1);
+    expect(await redis.xlen('t:events')).toBe(0);
+    expect(await redis.hget('t:task', 'snapshot')).toBe('{"id":"t"}');
+  });
+});
