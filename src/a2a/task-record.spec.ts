@@ -184,6 +184,40 @@ describe('TaskRecord', () => {
     expect(task.snapshot().artifacts).toHaveLength(51);
   });
 
+  it('keeps a tool that finishes again as the newest finished one, and one started again as open', () => {
+    const task = newTask(100, 2);
+    const ids = (): string[] => task.snapshot().artifacts.map((a) => a.artifactId);
+    for (const id of ['a', 'b', 'c']) {
+      task.toolFrame({ toolCallId: id, name: 'x', phase: 'started' });
+      task.toolFrame({ toolCallId: id, name: 'x', phase: 'completed', result: id });
+    }
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-c']);
+    // b finishes again: c is now the oldest finished one and goes first.
+    task.toolFrame({ toolCallId: 'b', name: 'x', phase: 'failed', error: 'again' });
+    task.toolFrame({ toolCallId: 'd', name: 'x', phase: 'completed', result: 'd' });
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-d']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ phase: 'failed', error: 'again' });
+    // b starts again: open tools are kept whatever the cap, and closed when the task ends.
+    task.toolFrame({ toolCallId: 'b', name: 'x', phase: 'started', args: 2 });
+    for (const id of ['e', 'f', 'g']) task.toolFrame({ toolCallId: id, name: 'x', phase: 'completed', result: id });
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-f', 'tool-call-g']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ phase: 'started', args: 2 });
+    task.complete('done');
+    // Closing b finished it last: f, the oldest finished, goes (the map keeps b's first place).
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-g', 'answer']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ toolCallId: 'b', name: 'x', phase: 'failed', error: 'the run ended before this tool finished' });
+  });
+
+  it('stays bounded when the same tools finish over and over', () => {
+    const task = newTask(100, 3);
+    for (let i = 0; i < 20_000; i++) task.toolFrame({ toolCallId: `t${i % 5}`, name: 'x', phase: 'completed', result: i });
+    expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-t2', 'tool-call-t3', 'tool-call-t4']);
+    expect(parseToolCall(task.snapshot().artifacts[2].parts)).toMatchObject({ result: 19_999 });
+    // Its queue of finished tools holds a few stale entries at most, not one per frame.
+    expect((task as unknown as { finishedQueue: unknown[]; finishedHead: number }).finishedQueue.length).toBeLessThan(2 * 1024 + 100);
+    expect(task.bytes).toBeLessThan(64 * 1024);
+  });
+
   it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {
     const task = newTask(100, 0);
     task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });
