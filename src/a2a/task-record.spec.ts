@@ -1,4 +1,4 @@
-import { StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
+import { Artifact, StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
 import type { TaskEvent } from './task-event';
 import fc from 'fast-check';
@@ -104,7 +104,8 @@ describe('TaskRecord', () => {
           payload: { $case: 'artifactUpdate', value: { taskId: id, contextId, artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } },
         });
         expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
-        expect(task.snapshot().artifacts).toEqual([toolArtifact(f)]);
+        // The snapshot's artifact is the frame as its JSON reads back: the same on the wire (-0 is 0 in JSON either way).
+        expect(task.snapshot().artifacts.map((x) => JSON.stringify(Artifact.toJSON(x)))).toEqual([JSON.stringify(Artifact.toJSON(toolArtifact(f)))]);
         // Packed (kept as its artifact id and frame only), it reads back the same, with the same weight.
         const bytes = task.log.bytes;
         task.log.pack();
@@ -206,6 +207,17 @@ describe('TaskRecord', () => {
     // Closing b finished it last: f, the oldest finished, goes (the map keeps b's first place).
     expect(ids()).toEqual(['tool-call-b', 'tool-call-g', 'answer']);
     expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ toolCallId: 'b', name: 'x', phase: 'failed', error: 'the run ended before this tool finished' });
+  });
+
+  it('keeps a tool whose call id is "answer" apart from the answer', () => {
+    const task = newTask();
+    task.toolFrame({ toolCallId: 'answer', name: 'x', phase: 'started' });
+    task.answer('par', false, false);
+    task.toolFrame({ toolCallId: 'answer', name: 'x', phase: 'completed', result: 1 });
+    task.complete('partial');
+    const artifacts = task.snapshot().artifacts;
+    expect(artifacts.map((a) => a.artifactId)).toEqual(['tool-call-answer', 'answer']);
+    expect(parseToolCall(artifacts[0].parts)).toMatchObject({ phase: 'completed', result: 1 });
   });
 
   it('stays bounded when the same tools finish over and over', () => {

@@ -14,6 +14,8 @@ export type CallerId = string | undefined;
 
 export const ANSWER_ARTIFACT_ID = 'answer';
 export const ANSWER_ARTIFACT_NAME = 'answer';
+/** The answer's key among a task's artifacts (tools are keyed by their tool call ids, which could be 'answer'). */
+const ANSWER_KEY = Symbol('answer');
 
 const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -118,11 +120,12 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private readonly history: Message[];
   /**
-   * The answer and the tools' artifacts, by artifact id, in the order they first came. A tool's
-   * artifact is kept as a KeptTool (its latest frame's event) and built only for a snapshot
-   * (snapshots are rare, frames are not).
+   * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
+   * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
+   * built and hashed per frame), and built only for a snapshot (snapshots are rare, frames are
+   * not); any other artifact by a symbol of its own (ANSWER_KEY for the answer).
    */
-  private readonly artifacts = new Map<string, Artifact | KeptTool>();
+  private readonly artifacts = new Map<string | symbol, Artifact | KeptTool>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
@@ -178,14 +181,14 @@ export class TaskRecord implements TaskView, TaskWriter {
     for (const artifact of [...snapshot.artifacts, ...laterToolArtifacts]) {
       const frame = artifact.name === TOOL_CALL_V1_ARTIFACT_NAME ? parseToolCall(artifact.parts) : undefined;
       if (!frame) {
-        this.artifacts.set(artifact.artifactId, artifact);
+        this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
         continue;
       }
       // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
-      const found = this.artifacts.get(artifact.artifactId);
-      const kept = found instanceof KeptTool ? found : new KeptTool(artifact.artifactId, undefined);
+      const found = this.artifacts.get(frame.toolCallId);
+      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId, undefined);
       kept.restored = artifact;
-      this.artifacts.set(artifact.artifactId, kept);
+      this.artifacts.set(frame.toolCallId, kept);
       this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
     }
     if (this.isTerminal) this.settle();
@@ -232,11 +235,10 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
-    // One id string per frame, for its event and its artifact's key.
-    const id = toolArtifactId(frame.toolCallId);
+    const id = frame.toolCallId;
     const found = this.artifacts.get(id);
-    // A later frame of a tool shares the id's JSON its earlier one made.
-    const idJson = found instanceof KeptTool ? found.artifactIdJson(id) : JSON.stringify(id);
+    // A later frame of a tool shares the artifact id's JSON its earlier one made.
+    const idJson = found instanceof KeptTool ? found.artifactIdJson() : JSON.stringify(toolArtifactId(id));
     let event: ToolFrameEvent;
     try {
       event = this.toolFrameEvent(frame, idJson);
@@ -269,8 +271,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     const event = new TaskEvent(this.log.nextSeq, {
       payload: { $case: 'artifactUpdate', value: { taskId: this.id, contextId: this.contextId, artifact: piece, append, lastChunk: last, metadata: undefined } },
     });
-    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_ARTIFACT_ID);
-    else this.artifacts.set(ANSWER_ARTIFACT_ID, answerArtifact(this.streamedAnswer.text));
+    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_KEY);
+    else this.artifacts.set(ANSWER_KEY, answerArtifact(this.streamedAnswer.text));
     this.commit(event);
   }
 
@@ -406,7 +408,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
     const event = new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal);
-    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
+    // Only the answer comes here.
+    if (artifact) this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
     this.commit(event);
   }
 
@@ -561,14 +564,14 @@ class KeptTool {
   private decoded?: ToolCallArtifactData;
 
   constructor(
-    /** Its key in the task's artifacts: the artifact id. */
+    /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
     private event: ToolFrameEvent | undefined,
   ) {}
 
   /** Its artifact id's JSON, as its latest event has it. */
-  artifactIdJson(id: string): string {
-    return this.event ? this.event.artifactIdJson : JSON.stringify(id);
+  artifactIdJson(): string {
+    return this.event ? this.event.artifactIdJson : JSON.stringify(toolArtifactId(this.id));
   }
 
   latest(event: ToolFrameEvent): void {
