@@ -90,6 +90,11 @@ export class ServerProcess {
     return reply;
   }
 
+  /** The server's process id (its threads' CPU is in /proc/<pid>/task: bench/empty-task-threads.ts). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** CPU time the server process has used so far, in µs (user + system). */
   async cpuUs(): Promise<number> {
     const { userUs, systemUs } = await this.ask({ type: 'cpu' }, 'cpu');

@@ -1,4 +1,4 @@
-import { StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
+import { Artifact, StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
 import type { TaskEvent } from './task-event';
 import fc from 'fast-check';
@@ -104,7 +104,8 @@ describe('TaskRecord', () => {
           payload: { $case: 'artifactUpdate', value: { taskId: id, contextId, artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } },
         });
         expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
-        expect(task.snapshot().artifacts).toEqual([toolArtifact(f)]);
+        // The snapshot's artifact is the frame as its JSON reads back: the same on the wire (-0 is 0 in JSON either way).
+        expect(task.snapshot().artifacts.map((x) => JSON.stringify(Artifact.toJSON(x)))).toEqual([JSON.stringify(Artifact.toJSON(toolArtifact(f)))]);
         // Packed (kept as its artifact id and frame only), it reads back the same, with the same weight.
         const bytes = task.log.bytes;
         task.log.pack();
@@ -182,6 +183,51 @@ describe('TaskRecord', () => {
     // The open tools were closed as failed and the answer added; still bounded.
     expect(task.snapshot().artifacts.map((a) => a.artifactId).slice(-1)).toEqual(['answer']);
     expect(task.snapshot().artifacts).toHaveLength(51);
+  });
+
+  it('keeps a tool that finishes again as the newest finished one, and one started again as open', () => {
+    const task = newTask(100, 2);
+    const ids = (): string[] => task.snapshot().artifacts.map((a) => a.artifactId);
+    for (const id of ['a', 'b', 'c']) {
+      task.toolFrame({ toolCallId: id, name: 'x', phase: 'started' });
+      task.toolFrame({ toolCallId: id, name: 'x', phase: 'completed', result: id });
+    }
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-c']);
+    // b finishes again: c is now the oldest finished one and goes first.
+    task.toolFrame({ toolCallId: 'b', name: 'x', phase: 'failed', error: 'again' });
+    task.toolFrame({ toolCallId: 'd', name: 'x', phase: 'completed', result: 'd' });
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-d']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ phase: 'failed', error: 'again' });
+    // b starts again: open tools are kept whatever the cap, and closed when the task ends.
+    task.toolFrame({ toolCallId: 'b', name: 'x', phase: 'started', args: 2 });
+    for (const id of ['e', 'f', 'g']) task.toolFrame({ toolCallId: id, name: 'x', phase: 'completed', result: id });
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-f', 'tool-call-g']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ phase: 'started', args: 2 });
+    task.complete('done');
+    // Closing b finished it last: f, the oldest finished, goes (the map keeps b's first place).
+    expect(ids()).toEqual(['tool-call-b', 'tool-call-g', 'answer']);
+    expect(parseToolCall(task.snapshot().artifacts[0].parts)).toMatchObject({ toolCallId: 'b', name: 'x', phase: 'failed', error: 'the run ended before this tool finished' });
+  });
+
+  it('keeps a tool whose call id is "answer" apart from the answer', () => {
+    const task = newTask();
+    task.toolFrame({ toolCallId: 'answer', name: 'x', phase: 'started' });
+    task.answer('par', false, false);
+    task.toolFrame({ toolCallId: 'answer', name: 'x', phase: 'completed', result: 1 });
+    task.complete('partial');
+    const artifacts = task.snapshot().artifacts;
+    expect(artifacts.map((a) => a.artifactId)).toEqual(['tool-call-answer', 'answer']);
+    expect(parseToolCall(artifacts[0].parts)).toMatchObject({ phase: 'completed', result: 1 });
+  });
+
+  it('stays bounded when the same tools finish over and over', () => {
+    const task = newTask(100, 3);
+    for (let i = 0; i < 20_000; i++) task.toolFrame({ toolCallId: `t${i % 5}`, name: 'x', phase: 'completed', result: i });
+    expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-t2', 'tool-call-t3', 'tool-call-t4']);
+    expect(parseToolCall(task.snapshot().artifacts[2].parts)).toMatchObject({ result: 19_999 });
+    // Its queue of finished tools holds a few stale entries at most, not one per frame.
+    expect((task as unknown as { finishedQueue: unknown[]; finishedHead: number }).finishedQueue.length).toBeLessThan(2 * 1024 + 100);
+    expect(task.bytes).toBeLessThan(64 * 1024);
   });
 
   it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {

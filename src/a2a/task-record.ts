@@ -14,6 +14,8 @@ export type CallerId = string | undefined;
 
 export const ANSWER_ARTIFACT_ID = 'answer';
 export const ANSWER_ARTIFACT_NAME = 'answer';
+/** The answer's key among a task's artifacts (tools are keyed by their tool call ids, which could be 'answer'). */
+const ANSWER_KEY = Symbol('answer');
 
 const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -118,20 +120,30 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private readonly history: Message[];
   /**
-   * The answer and open tools' artifacts, then finished tools' artifacts, oldest first. A tool's
-   * artifact is kept as a KeptTool (its latest frame) and built only for a snapshot (snapshots are
-   * rare, frames are not).
+   * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
+   * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
+   * built and hashed per frame), and built only for a snapshot (snapshots are rare, frames are
+   * not); any other artifact by a symbol of its own (ANSWER_KEY for the answer).
    */
-  private readonly artifacts = new Map<string, Artifact | KeptTool>();
+  private readonly artifacts = new Map<string | symbol, Artifact | KeptTool>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
-  /** Ids of finished tools' artifacts, oldest first: past maxFinishedTools the oldest goes. */
-  private finishedArtifacts?: Set<string>;
+  /**
+   * The tools as they finished, oldest first (see keepToolArtifact): past maxFinishedTools the
+   * oldest goes. An array with a moving head, not a Set: no hashing per finished tool.
+   */
+  private finishedQueue?: KeptTool[];
+  /** Index in finishedQueue of its oldest entry still queued; positions count from the queue's start. */
+  private finishedHead = 0;
+  /** Positions dropped from the queue's front by compaction (a KeptTool's finishedAt is absolute). */
+  private finishedBase = 0;
+  /** Finished tools kept: the queue's entries that are still their tool's latest finish. */
+  private finishedCount = 0;
+  /** Tools started and not yet finished (their KeptTool's finishedAt is -1): closed as failed if the task ends first. */
+  private openCount = 0;
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
-  /** Tools started and not yet finished: closed as failed if the task ends first. */
-  private openTools?: Map<string, string>;
   private readonly listeners = new Set<TaskListener>();
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
@@ -167,16 +179,17 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.history.splice(0, this.history.length, ...snapshot.history);
     this.answerText = answerText;
     for (const artifact of [...snapshot.artifacts, ...laterToolArtifacts]) {
-      this.artifacts.set(artifact.artifactId, artifact);
-      if (artifact.name !== TOOL_CALL_V1_ARTIFACT_NAME) continue;
-      const frame = parseToolCall(artifact.parts);
-      if (frame?.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
-      else if (frame) {
-        this.openTools?.delete(frame.toolCallId);
-        const finished = (this.finishedArtifacts ??= new Set());
-        finished.delete(artifact.artifactId);
-        finished.add(artifact.artifactId);
+      const frame = artifact.name === TOOL_CALL_V1_ARTIFACT_NAME ? parseToolCall(artifact.parts) : undefined;
+      if (!frame) {
+        this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
+        continue;
       }
+      // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
+      const found = this.artifacts.get(frame.toolCallId);
+      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId, undefined);
+      kept.restored = artifact;
+      this.artifacts.set(frame.toolCallId, kept);
+      this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
     }
     if (this.isTerminal) this.settle();
   }
@@ -222,20 +235,22 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
-    // One id string per frame, for its event and its artifact's key.
-    const id = toolArtifactId(frame.toolCallId);
-    let event: TaskEvent;
+    const id = frame.toolCallId;
+    const found = this.artifacts.get(id);
+    // A later frame of a tool shares the artifact id's JSON its earlier one made.
+    const idJson = found instanceof KeptTool ? found.artifactIdJson() : JSON.stringify(toolArtifactId(id));
+    let event: ToolFrameEvent;
     try {
-      event = this.toolFrameEvent(frame, id);
+      event = this.toolFrameEvent(frame, idJson);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      event = this.toolFrameEvent(frame, id);
+      event = this.toolFrameEvent(frame, idJson);
     }
-    if (frame.phase === 'started') (this.openTools ??= new Map()).set(frame.toolCallId, frame.name);
-    else this.openTools?.delete(frame.toolCallId);
+    // Kept before the event goes out: a snapshot taken meanwhile (a stream attaching) then
+    // holds the tool's latest phase.
+    this.keepToolArtifact(event, id, found, frame.phase === 'started');
     this.commit(event);
-    this.keepToolArtifact(frame, id, event.weight);
   }
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
@@ -256,8 +271,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     const event = new TaskEvent(this.log.nextSeq, {
       payload: { $case: 'artifactUpdate', value: { taskId: this.id, contextId: this.contextId, artifact: piece, append, lastChunk: last, metadata: undefined } },
     });
-    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_ARTIFACT_ID);
-    else this.artifacts.set(ANSWER_ARTIFACT_ID, answerArtifact(this.streamedAnswer.text));
+    if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_KEY);
+    else this.artifacts.set(ANSWER_KEY, answerArtifact(this.streamedAnswer.text));
     this.commit(event);
   }
 
@@ -304,7 +319,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       id: this.id,
       contextId: this.contextId,
       status: this.status,
-      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? toolArtifact(a.frame) : a)) : [],
+      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a)) : [],
       history,
       metadata: undefined,
     };
@@ -370,11 +385,11 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private closeOpenTools(error: string): void {
-    if (!this.openTools?.size) return;
+    if (this.openCount === 0) return;
     const timestamp = new Date().toISOString();
-    for (const [toolCallId, name] of [...this.openTools]) {
-      this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
-    }
+    const open: ToolCallArtifactData[] = [];
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool && kept.finishedAt === -1) open.push(kept.frame());
+    for (const { toolCallId, name } of open) this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
   }
 
   private agentMessage(messageId: string, text: string): Message {
@@ -393,45 +408,80 @@ export class TaskRecord implements TaskView, TaskWriter {
   private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
     const event = new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal);
-    if (artifact) this.artifacts.set(artifact.artifactId, artifact);
+    // Only the answer comes here.
+    if (artifact) this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
     this.commit(event);
   }
 
   /**
    * A tool's artifact, holding its latest phase: kept while the tool is open; once it finished,
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
-   * task runs; every frame is still in the event log for replay).
+   * task runs; every frame is still in the event log for replay). One entry per tool, updated in
+   * place by its later frames: one map operation per frame. It keeps the frame's event (whose
+   * JSON the log holds anyway), not the frame: the frame object is garbage once the event is built.
    */
-  private keepToolArtifact(frame: ToolCallArtifactData, id: string, weight: number): void {
-    // One entry per tool, updated in place by its later frames: one map operation per frame.
-    const found = this.artifacts.get(id);
-    // A restored artifact (not a KeptTool) may be among the finished ones.
-    const wasFinished = found instanceof KeptTool ? found.finished : found !== undefined;
+  private keepToolArtifact(event: ToolFrameEvent, id: string, found: Artifact | KeptTool | undefined, open: boolean): void {
     let kept: KeptTool;
     if (found instanceof KeptTool) {
       kept = found;
-      this.artifactBytes += weight - kept.weight;
-      kept.frame = frame;
-      kept.weight = weight;
+      this.artifactBytes -= kept.weight;
+      kept.restored = undefined;
+      kept.latest(event);
     } else {
-      kept = new KeptTool(frame, weight);
-      this.artifactBytes += weight;
+      kept = new KeptTool(id, event);
       this.artifacts.set(id, kept);
     }
-    if (frame.phase === 'started') return;
-    const finishedIds = (this.finishedArtifacts ??= new Set());
-    // A tool that finishes again becomes the newest finished one.
-    if (wasFinished) finishedIds.delete(id);
-    finishedIds.add(id);
-    kept.finished = true;
-    if (finishedIds.size <= this.maxFinishedTools) return;
-    for (const oldest of finishedIds) {
-      if (finishedIds.size <= this.maxFinishedTools) break;
-      finishedIds.delete(oldest);
-      const gone = this.artifacts.get(oldest);
-      if (gone instanceof KeptTool) this.artifactBytes -= gone.weight;
-      this.artifacts.delete(oldest);
+    this.artifactBytes += kept.weight;
+    this.keptToolPhase(kept, found instanceof KeptTool, open);
+  }
+
+  /** Moves a kept tool between open and finished (a tool that finishes again becomes the newest finished one). */
+  private keptToolPhase(kept: KeptTool, known: boolean, open: boolean): void {
+    const wasOpen = known && kept.finishedAt === -1;
+    const wasFinished = known && kept.finishedAt >= 0;
+    if (open) {
+      // Its entry in the queue, if any, is stale from now on.
+      kept.finishedAt = -1;
+      if (wasFinished) this.finishedCount -= 1;
+      if (!wasOpen) this.openCount += 1;
+      return;
     }
+    if (wasOpen) this.openCount -= 1;
+    if (!wasFinished) this.finishedCount += 1;
+    const queue = (this.finishedQueue ??= []);
+    kept.finishedAt = this.finishedBase + queue.length;
+    queue.push(kept);
+    while (this.finishedCount > this.maxFinishedTools) {
+      const at = this.finishedHead;
+      const oldest = queue[at];
+      queue[at] = undefined as unknown as KeptTool;
+      this.finishedHead += 1;
+      // An entry of a tool that finished again later, or opened again, is stale: skipped.
+      if (oldest.finishedAt !== this.finishedBase + at) continue;
+      oldest.finishedAt = -2;
+      this.finishedCount -= 1;
+      this.artifactBytes -= oldest.weight;
+      this.artifacts.delete(oldest.id);
+    }
+    // The queue holds the kept finished tools and at most as many stale entries (plus a margin).
+    if (queue.length - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
+    else if (this.finishedHead >= 1024 && this.finishedHead * 2 >= queue.length) {
+      this.finishedQueue = queue.slice(this.finishedHead);
+      this.finishedBase += this.finishedHead;
+      this.finishedHead = 0;
+    }
+  }
+
+  /** Drops the queue's stale entries (tools that finished more than once). */
+  private compactFinished(): void {
+    const queue = this.finishedQueue ?? [];
+    const live: KeptTool[] = [];
+    for (let i = this.finishedHead; i < queue.length; i++) if (queue[i].finishedAt === this.finishedBase + i) live.push(queue[i]);
+    this.finishedBase += queue.length;
+    this.finishedHead = 0;
+    this.finishedQueue = live;
+    // Positions restart after every position handed out so far, so no stale entry can match.
+    live.forEach((kept, i) => (kept.finishedAt = this.finishedBase + i));
   }
 
   private trim(): void {
@@ -464,9 +514,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
    * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
    */
-  private toolFrameEvent(frame: ToolCallArtifactData, id: string): TaskEvent {
+  private toolFrameEvent(frame: ToolCallArtifactData, idJson: string): ToolFrameEvent {
     this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
-    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, JSON.stringify(id), JSON.stringify(frame), frame.phase !== 'started');
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, idJson, flat(JSON.stringify(frame)), frame.phase !== 'started');
   }
 
   /**
@@ -492,7 +542,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private settle(): void {
-    this.openTools = undefined;
     // The task is kept for replay as it is now: its events in blocks, not one object each.
     this.log.pack();
     const callbacks = this.onSettled;
@@ -502,17 +551,59 @@ export class TaskRecord implements TaskView, TaskWriter {
 }
 
 /**
- * A tool's artifact as the task keeps it: its latest frame (the artifact is built only for a
- * snapshot), the bytes of that frame's event JSON (a fair measure of what the artifact holds),
- * and whether it is among the finished tools.
+ * A tool's artifact as the task keeps it: its latest frame's event (the artifact is built from
+ * the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held,
+ * and where it stands among the finished tools.
  */
 class KeptTool {
-  finished = false;
+  /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
+  finishedAt = -1;
+  /** Set by a resumed task until the tool's next frame. */
+  restored?: Artifact;
+  /** The frame decoded for a snapshot, kept for the next one until the tool's next frame (a shared store snapshots often). */
+  private decoded?: ToolCallArtifactData;
 
   constructor(
-    public frame: ToolCallArtifactData,
-    public weight: number,
+    /** Its key in the task's artifacts: the tool call id. */
+    readonly id: string,
+    private event: ToolFrameEvent | undefined,
   ) {}
+
+  /** Its artifact id's JSON, as its latest event has it. */
+  artifactIdJson(): string {
+    return this.event ? this.event.artifactIdJson : JSON.stringify(toolArtifactId(this.id));
+  }
+
+  latest(event: ToolFrameEvent): void {
+    this.event = event;
+    this.decoded = undefined;
+  }
+
+  /** The bytes of its latest event's JSON (a fair measure of what the artifact holds); 0 for a restored one. */
+  get weight(): number {
+    return this.event && !this.restored ? this.event.weight : 0;
+  }
+
+  frame(): ToolCallArtifactData {
+    if (this.restored) return parseToolCall(this.restored.parts) as ToolCallArtifactData;
+    this.decoded ??= JSON.parse((this.event as ToolFrameEvent).frameJson) as ToolCallArtifactData;
+    return this.decoded;
+  }
+
+  artifact(): Artifact {
+    return this.restored ?? toolArtifact(this.frame());
+  }
+}
+
+/**
+ * The same string, flat: JSON.stringify returns a string of pieces (a cons string) past 32
+ * characters, which a retained event would keep as four or five objects and the socket write
+ * would flatten again each time. Reading a character flattens it in place (the garbage collector
+ * then drops the pieces); a frame's JSON always starts with '{'.
+ */
+function flat(json: string): string {
+  if (json.charCodeAt(0) !== 123) throw new Error('a tool frame serialised to something other than an object');
+  return json;
 }
 
 function toolArtifactId(toolCallId: string): string {

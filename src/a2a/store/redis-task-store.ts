@@ -884,6 +884,11 @@ export class RedisTaskReplica implements TaskView {
 
   /** The events after `cursor` when the kept tail holds all of them up to the newest known one. */
   private fromTail(cursor: number): TaskEvent[] | undefined {
+    // Nothing newer is known (the tail may be empty, every listener had it): no read. The writer's
+    // next batch, or the head read again once subscribed (see RedisTaskStore.watch), says when
+    // there is; without this, the front of a queued task read its stream once more (XRANGE) when
+    // that head read found the task still queued.
+    if (cursor >= this.newestSeq) return [];
     const first = this.tail[0]?.seq;
     const last = this.tail[this.tail.length - 1]?.seq;
     if (first === undefined || last === undefined || first > cursor + 1 || last < cursor || last < this.lastSeq) return undefined;

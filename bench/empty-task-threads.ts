@@ -1,0 +1,74 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/empty-task-threads.ts [reps] [tasks] [--prewarm=N]`
+ *
+ * The empty-task section's measurement (fresh compiled servers, warmed as the bench warms
+ * them, then `tasks` empty tasks one after another, toolstream and the limit alternating) with
+ * each server's CPU per task split by thread, read from /proc (Linux): the main thread (the
+ * JavaScript, the GC's pauses) and the others (V8's optimising compiler, the GC's helpers,
+ * libuv). `--prewarm=N` first sends N empty tasks to each server, unmeasured, to see the
+ * same after V8 has compiled the request path. Figures are in µs per task; /proc counts in
+ * 10 ms ticks, so take at least a few hundred tasks per repetition.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { compileChildren } from './lib/compile-children';
+import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { ServerPool } from './lib/server-pool';
+import type { Scenario } from './lib/scenario';
+import type { Target } from './lib/ipc';
+
+const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
+const TICK_US = 10_000;
+
+/** CPU (µs) of a process's main thread and of its other threads, as /proc counts them. */
+function threadCpu(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    // Fields after the command name: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    if (tid === String(pid)) main += us;
+    else others += us;
+  }
+  return { main, others };
+}
+
+async function main(): Promise<void> {
+  const [reps = 3, tasks = 300] = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);
+  const prewarm = Number(process.argv.find((a) => a.startsWith('--prewarm='))?.slice('--prewarm='.length) ?? 0);
+  useCompiledChildren(compileChildren());
+  const load = await LoadProcess.start();
+  const pool = new ServerPool(load);
+  const targets: Target[] = ['toolstream', 'limit'];
+  try {
+    await pool.prepare(targets);
+    for (const target of targets) if (prewarm > 0) await pool.run(target, prewarm, EMPTY, 300_000, 1);
+    for (let rep = 0; rep < reps; rep++) {
+      const row: string[] = [];
+      const total: number[] = [];
+      for (const target of targets) {
+        const pid = (await pool.server(target)).pid as number;
+        const before = threadCpu(pid);
+        const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
+        const after = threadCpu(pid);
+        total.push(run.serverCpuUs / tasks);
+        row.push(
+          `${target} ${(run.serverCpuUs / tasks).toFixed(0)} µs (main thread ${((after.main - before.main) / tasks).toFixed(0)}, other threads ${((after.others - before.others) / tasks).toFixed(0)})`,
+        );
+      }
+      console.log(`rep ${rep}: ${row.join('; ')}; ratio ${(total[0] / total[1]).toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`);
+    }
+  } finally {
+    await pool.stopAll();
+    await load.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);
