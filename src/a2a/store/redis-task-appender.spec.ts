@@ -40,7 +40,15 @@ class Calls {
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-function setUp(maxEventsPerTask = 1_000): {
+/**
+ * @param later how a call that waits for MIN_CALL_GAP_MS is released (default: at once, so that
+ * the cases about what a call carries need not wait for it)
+ */
+function setUp(
+  maxEventsPerTask = 1_000,
+  later: (send: () => void) => void = queueMicrotask,
+  minCallGapMs?: number,
+): {
   calls: Calls;
   appender: RedisTaskAppender;
   record: TaskRecord;
@@ -61,6 +69,8 @@ function setUp(maxEventsPerTask = 1_000): {
     maxEventsPerTask,
     runningTtlMs: 60_000,
     append: calls.append,
+    later,
+    minCallGapMs,
     warn: (m) => warnings.push(m),
     onOverflow: (reason) => {
       overflows.push(reason);
@@ -198,6 +208,50 @@ describe('RedisTaskAppender', () => {
       { seq: record.lastSeq, published: [5, 6].slice(0, record.lastSeq - 4) },
     ]);
     expect(appender.storedSeq).toBe(record.lastSeq);
+  });
+
+  it('waits for the gap after a call before the next while the run writes that fast, but not for a state change, the end, or someone waiting for the events', async () => {
+    const gap: (() => void)[] = [];
+    // A gap of a minute: every call here comes within it, however slow the machine.
+    const { calls, record, appender } = setUp(1_000, (send) => gap.push(send), 60_000);
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('working');
+    await turn();
+    // A state change goes at once.
+    expect(calls.sent).toHaveLength(2);
+    calls.sent[1].resolve(1);
+    record.narrate('a');
+    await turn();
+    // The call before left less than the gap ago: this one waits, gathering what comes meanwhile.
+    expect(calls.sent).toHaveLength(2);
+    expect(gap).toHaveLength(1);
+    record.narrate('b');
+    await turn();
+    expect(gap).toHaveLength(1);
+    gap.shift()?.();
+    await turn();
+    expect(calls.sent[2].seqs).toEqual([3, 4]);
+    record.narrate('c');
+    calls.sent[2].resolve(1);
+    await turn();
+    expect(gap).toHaveLength(1);
+    // Someone waits for the events (an expiry, close): they go now.
+    const drained = appender.drained();
+    await turn();
+    expect(calls.sent[3].seqs).toEqual([5]);
+    calls.sent[3].resolve(1);
+    await drained;
+    // The gap's release comes too late to send anything twice.
+    gap.shift()?.();
+    record.complete('done');
+    await turn();
+    // The end goes at once.
+    expect(calls.sent).toHaveLength(5);
+    expect(gap).toHaveLength(0);
+    calls.sent[4].resolve(1);
+    await appender.drained();
+    expect(calls.stored).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
   });
 
   it('keeps the events while Redis fails and sends them again in order, once, when it returns', async () => {

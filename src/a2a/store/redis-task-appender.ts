@@ -114,10 +114,21 @@ export interface AppenderOptions {
    * all its tasks' due sends from one callback, so that their script calls leave in one socket write.
    */
   defer?: (send: () => void) => void;
+  /** The least time between two calls of a task writing fast (default MIN_CALL_GAP_MS). */
+  minCallGapMs?: number;
+  /**
+   * Runs `send` once the gap has passed (default: a timer of its own). A store runs the sends
+   * that wait for it from one timer, so that their script calls leave in one socket write.
+   */
+  later?: (send: () => void) => void;
 }
 
 function deferToImmediate(send: () => void): void {
   setImmediate(send);
+}
+
+function afterGap(send: () => void): void {
+  setTimeout(send, MIN_CALL_GAP_MS);
 }
 
 /** Events per script call at most: a long backlog (after an outage) goes in several. */
@@ -128,13 +139,25 @@ const MAX_PUBLISHED_BYTES = 64 * 1024;
 const SNAPSHOT_EVERY_MS = 1_000;
 /** The keys' time to live is renewed when this share of it has passed since the last renewal. */
 const TTL_RENEW_SHARE = 1 / 8;
+/**
+ * A task that writes faster than this makes at most one call per this many ms: events that come
+ * while the call before was on its way wait, up to this long, for the events of the next turns.
+ * Against a Redis that answers in tens of µs, a run writing flat out would otherwise send a call
+ * of two or three events per turn, and each call costs the instance and Redis about as much as
+ * tens of events in it. A task that writes less often than this (a paced stream) never waits,
+ * nor does a batch that changes the task's state or ends it.
+ */
+export const MIN_CALL_GAP_MS = 1;
+/** Events that go out at once even within the gap (so that a batch does not grow without end). */
+const HOLD_AT_MOST = 512;
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2_000;
 
 /**
  * The writer side of one task in Redis: its events go out in order, one script call in flight
  * at a time, so each call carries everything that came while the previous one was on its way
- * (one round trip per batch, however fast the run writes). The snapshot, the largest thing a
+ * (one round trip per batch, however fast the run writes), and for a run that writes flat out,
+ * what came within MIN_CALL_GAP_MS of the call before. The snapshot, the largest thing a
  * task stores, goes only on a state change, at the end, or once a second while events flow:
  * readers take it with the seq it was made at and read the events after that from the stream.
  *
@@ -148,6 +171,9 @@ export class RedisTaskAppender {
   private scheduled = false;
   private sending = false;
   private retry?: NodeJS.Timeout;
+  /** The next call waits for MIN_CALL_GAP_MS to pass since the last one left (see holdsBack). */
+  private held = false;
+  private lastCallAt = Number.NEGATIVE_INFINITY;
   private retryMs = RETRY_FIRST_MS;
   private outage = false;
   private overflowed = false;
@@ -212,12 +238,18 @@ export class RedisTaskAppender {
       this.retry = undefined;
       this.schedule();
     }
+    if (this.held) {
+      // Someone waits for these events: no more waiting for the gap.
+      this.held = false;
+      void this.send(true);
+    }
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /** Stops retrying; what was not stored stays unstored. */
   stop(): number {
     this.scheduled = false;
+    this.held = false;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
     for (const resolve of this.waiters.splice(0)) resolve();
@@ -225,7 +257,7 @@ export class RedisTaskAppender {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.sending || this.retry) return;
+    if (this.scheduled || this.sending || this.retry || this.held) return;
     this.scheduled = true;
     (this.options.defer ?? deferToImmediate)(() => {
       // Stopped meanwhile: nothing goes out.
@@ -235,9 +267,20 @@ export class RedisTaskAppender {
     });
   }
 
-  private async send(): Promise<void> {
+  /** @param waited it waited for the gap already (see holdsBack) */
+  private async send(waited = false): Promise<void> {
     if (this.sending || (this.pending.length === 0 && !this.snapshotOwed)) {
       if (!this.sending) this.settle();
+      return;
+    }
+    if (!waited && this.holdsBack()) {
+      this.held = true;
+      (this.options.later ?? afterGap)(() => {
+        // Sent meanwhile (drained) or stopped.
+        if (!this.held) return;
+        this.held = false;
+        void this.send(true);
+      });
       return;
     }
     this.sending = true;
@@ -285,6 +328,7 @@ export class RedisTaskAppender {
     // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
     const published = bytes <= MAX_PUBLISHED_BYTES;
     if (published) args[10] = '1';
+    this.lastCallAt = performance.now();
     try {
       const held = await this.options.append(this.options.keys, args);
       if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);
@@ -324,6 +368,22 @@ export class RedisTaskAppender {
     this.sending = false;
     if (this.pending.length > 0 || this.snapshotOwed) void this.send();
     else this.settle();
+  }
+
+  /**
+   * Whether the next call waits for MIN_CALL_GAP_MS to pass since the last one left: only while
+   * the task writes that fast, its state is the one stored, nobody waits for the events
+   * (drained), and the backlog is small.
+   */
+  private holdsBack(): boolean {
+    const task = this.record;
+    return (
+      this.waiters.length === 0 &&
+      !task.isTerminal &&
+      task.state === this.storedState &&
+      this.pending.length < HOLD_AT_MOST &&
+      performance.now() - this.lastCallAt < (this.options.minCallGapMs ?? MIN_CALL_GAP_MS)
+    );
   }
 
   private snapshotDue(task: TaskRecord, batchSize: number): boolean {

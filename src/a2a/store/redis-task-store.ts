@@ -292,6 +292,7 @@ export class RedisTaskStore extends TaskStore {
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
       append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
       defer: (send) => this.turnWrites.defer(send),
+      later: (send) => this.turnWrites.later(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
       storedSeq,

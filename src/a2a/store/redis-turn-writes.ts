@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { MIN_CALL_GAP_MS } from './redis-task-appender';
 
 /**
  * When the appenders' script calls leave, and in how many socket writes.
@@ -15,6 +16,7 @@ import type Redis from 'ioredis';
  */
 export class RedisTurnWrites {
   private readonly due: (() => void)[] = [];
+  private readonly waiting: (() => void)[] = [];
   private cork?: Redis['stream'];
 
   constructor(private readonly redis: Redis) {}
@@ -26,6 +28,18 @@ export class RedisTurnWrites {
     queueMicrotask(() => {
       for (const due of this.due.splice(0)) due();
     });
+  }
+
+  /**
+   * Runs `send` once MIN_CALL_GAP_MS have passed, with the other sends waiting for it then: one
+   * timer for all the tasks that write fast, and their calls leave in one write.
+   */
+  later(send: () => void): void {
+    this.waiting.push(send);
+    if (this.waiting.length > 1) return;
+    setTimeout(() => {
+      for (const waited of this.waiting.splice(0)) waited();
+    }, MIN_CALL_GAP_MS);
   }
 
   /**
