@@ -56,7 +56,7 @@ describe('the append script, on a real Redis (e2e)', () => {
     expect(await redis.hget('t:task', 'lastSeq')).toBe('4');
   });
 
-  it('publishes the events only while some instance subscribes to the channel; the head line always', async () => {
+  it('publishes the events to a subscriber of the channel, unless the writer says they are too large; the head line always', async () => {
     expect(await append(argv([event(1)]))).toBe(1);
     const messages: string[] = [];
     subscriber.on('message', (_channel: string, message: string) => messages.push(message));
@@ -65,7 +65,27 @@ describe('the append script, on a real Redis (e2e)', () => {
     // Too large for the PUBLISH (the writer says so): followers read the stream.
     expect(await append(argv([event(4)], 'lease-1', ''))).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 100));
+    await subscriber.unsubscribe(CHANNEL);
     expect(messages).toEqual([`3 TASK_STATE_WORKING\n2 - ${event(2).json}\n3 t- ${event(3).json}`, '4 TASK_STATE_WORKING']);
+  });
+
+  it('publishes a batch of 4 kB or more without its events while no instance subscribes to the channel (a pattern subscriber does not count)', async () => {
+    const watcher = new Redis(server.url);
+    const messages: string[] = [];
+    try {
+      watcher.on('pmessage', (_pattern: string, _channel: string, message: string) => messages.push(message));
+      await watcher.psubscribe('t:*');
+      const large = Array.from({ length: 60 }, (_, i) => event(i + 1));
+      expect(encodeBatch(large).length).toBeGreaterThan(4096);
+      expect(await append(argv(large))).toBe(1);
+      // A small batch carries its events whoever listens.
+      expect(await append(argv([event(61)]))).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      watcher.disconnect();
+    }
+    expect(messages).toEqual(['60 TASK_STATE_WORKING', `61 TASK_STATE_WORKING\n61 - ${event(61).json}`]);
+    expect(await redis.xlen('t:events')).toBe(61);
   });
 
   it('stores only the head for an empty batch (a snapshot-only call)', async () => {

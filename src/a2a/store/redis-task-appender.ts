@@ -6,9 +6,9 @@ import { taskSnapshotJson } from './redis-snapshot-json';
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
  * head (and, when given, its snapshot and answer) in the same step; then tells followers on
- * other instances (PUBLISH the last seq and state, and the batch's events when it is small and
- * some instance subscribes to the channel: one that subscribes later reads the head, then the
- * stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
+ * other instances (PUBLISH the last seq and state, and the batch's events when it is small; from
+ * 4 kB on, only while some instance subscribes to the channel: one that subscribes later reads
+ * the head, then the stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
  * never stores one twice. The keys' time to live and the owner index are written only when the
  * writer says they are due (not on every batch: each is one more command inside Redis).
  * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
@@ -55,7 +55,7 @@ if ARGV[10] ~= '' then
 end
 if ARGV[9] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9]) end
 local message = last .. ' ' .. ARGV[3]
-if ARGV[11] ~= '' and size > 0 and redis.call('PUBSUB', 'NUMSUB', ARGV[8])[2] > 0 then message = message .. batch end
+if ARGV[11] ~= '' and size > 0 and (size < 4096 or redis.call('PUBSUB', 'NUMSUB', ARGV[8])[2] > 0) then message = message .. batch end
 redis.call('PUBLISH', ARGV[8], message)
 return 1
 `;
