@@ -5,6 +5,14 @@ export interface BenchConfig {
   reps: number;
   /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
   emptyTasks: number;
+  /**
+   * Before those, each server serves empty tasks in batches of `emptyWarmUpBatch` until its CPU
+   * per task stops falling (V8 compiling the request path, the heap growing to its working
+   * size: bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks or `emptyWarmUpMaxMs`.
+   */
+  emptyWarmUpBatch: number;
+  emptyWarmUpMaxTasks: number;
+  emptyWarmUpMaxMs: number;
   /** Tool calls per task along the curves. */
   curveToolCalls: number[];
   /**
@@ -89,6 +97,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 1,
         emptyTasks: 100,
+        emptyWarmUpBatch: 300,
+        emptyWarmUpMaxTasks: 3_000,
+        emptyWarmUpMaxMs: 6_000,
         // The 30,000 point is the one-stream target's; 3,000 and 10,000 only fill in the curve.
         curveToolCalls: [100, 1_000, 30_000],
         redisCurveMaxToolCalls: 1_000,
@@ -116,6 +127,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 3,
         emptyTasks: 300,
+        emptyWarmUpBatch: 300,
+        emptyWarmUpMaxTasks: 6_000,
+        emptyWarmUpMaxMs: 12_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,
         redisCurveMaxToolCalls: 10_000,
