@@ -6,11 +6,13 @@ export interface BenchConfig {
   /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
   emptyTasks: number;
   /**
-   * Before those, each server serves empty tasks in batches of `emptyWarmUpBatch` until its CPU
-   * per task stops falling (V8 compiling the request path, the heap growing to its working
-   * size: bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks or `emptyWarmUpMaxMs`.
+   * Before those, each server serves at least `emptyWarmUpMinTasks` empty tasks, then more
+   * until its CPU per task stops falling (V8 compiling the request path, the heap growing to
+   * its working size: bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks or
+   * `emptyWarmUpMaxMs`. Toolstream's kept getting cheaper for about 4,000 tasks at load ~12,
+   * the limit's for about 2,000.
    */
-  emptyWarmUpBatch: number;
+  emptyWarmUpMinTasks: number;
   emptyWarmUpMaxTasks: number;
   emptyWarmUpMaxMs: number;
   /** Tool calls per task along the curves. */
@@ -97,7 +99,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 1,
         emptyTasks: 100,
-        emptyWarmUpBatch: 300,
+        emptyWarmUpMinTasks: 1_000,
         emptyWarmUpMaxTasks: 3_000,
         emptyWarmUpMaxMs: 6_000,
         // The 30,000 point is the one-stream target's; 3,000 and 10,000 only fill in the curve.
@@ -127,9 +129,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 3,
         emptyTasks: 300,
-        emptyWarmUpBatch: 300,
-        emptyWarmUpMaxTasks: 6_000,
-        emptyWarmUpMaxMs: 12_000,
+        emptyWarmUpMinTasks: 3_000,
+        emptyWarmUpMaxTasks: 9_000,
+        emptyWarmUpMaxMs: 15_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,
         redisCurveMaxToolCalls: 10_000,

@@ -18,6 +18,8 @@ export interface SteadyOptions {
   previous?: number;
   /** A batch whose figure is no longer this share below the one before it is steady (0.03: 3 %). */
   tolerance: number;
+  /** Work done before any batch can count as steady: a plateau between compiler tiers is not. */
+  minCost?: number;
   /** Caps: the warm-up stops there whether or not the figure has settled. */
   maxCost?: number;
   maxMs?: number;
@@ -32,12 +34,12 @@ export interface SteadyResult {
 }
 
 /**
- * Runs `batch` until its figure stops falling: until a batch's figure is no longer `tolerance`
- * below the one before it (a batch that costs more than the one before also ends it: the
+ * Runs `batch` until its figure stops falling: once `minCost` is done, until a batch's figure
+ * is no longer `tolerance` below the one before it (a batch that costs more than the one before also ends it: the
  * compiler is done and the machine's noise has taken over), or until a cap is reached.
  */
 export async function untilSteady(batch: () => Promise<Batch>, options: SteadyOptions): Promise<SteadyResult> {
-  const { tolerance, maxCost = Infinity, maxMs = Infinity } = options;
+  const { tolerance, minCost = 0, maxCost = Infinity, maxMs = Infinity } = options;
   const started = Date.now();
   const figures: number[] = [];
   let previous = options.previous ?? Infinity;
@@ -46,7 +48,7 @@ export async function untilSteady(batch: () => Promise<Batch>, options: SteadyOp
     const done = await batch();
     figures.push(done.figure);
     cost += done.cost;
-    if (done.figure >= previous * (1 - tolerance)) return { figures, cost, steady: true };
+    if (cost >= minCost && done.figure >= previous * (1 - tolerance)) return { figures, cost, steady: true };
     previous = done.figure;
   }
   return { figures, cost, steady: false };

@@ -12,13 +12,13 @@ import { TARGETS, type Target } from '../lib/ipc';
 import type { MeasuredRun, RunRecord, ServerPool } from '../lib/server-pool';
 import { runRecord } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
-import { ratio, spread, type Spread } from '../lib/stats';
-import { untilSteady } from '../lib/steady';
+import { ratio, spread, trimmedMean, type Spread } from '../lib/stats';
+import { untilSteady, type Batch } from '../lib/steady';
 
 /** How one server reached steady state before the repetitions. */
 export interface EmptyTaskWarmUp {
   tasks: number;
-  /** CPU per task of each warm-up batch, µs. */
+  /** CPU per task of each warm-up window (a trimmed mean), µs. */
   cpuPerTaskUs: number[];
   /** False: the warm-up reached its cap before the CPU per task settled. */
   steady: boolean;
@@ -44,21 +44,32 @@ async function emptyRun(pool: ServerPool, target: Target, tasks: number): Promis
   return { run, cpuPerTaskUs: run.serverCpuUs / tasks };
 }
 
+/** A warm-up window: runs of RUN_TASKS tasks, judged by their trimmed mean (one run slowed by
+ * another process on the machine, or by a major GC, does not move it). */
+const WINDOW_RUNS = 5;
+const RUN_TASKS = 100;
+
 /**
- * Serves empty tasks in batches until the server's CPU per task stops falling by 3 % from one
- * batch to the next, within the config's caps (tasks and time). Every server gets the same.
+ * Serves windows of empty tasks until the server's CPU per task stops falling by 3 % from one
+ * window to the next, after the config's minimum and within its caps (tasks and time). Every
+ * server gets the same.
  */
 export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, target: Target): Promise<EmptyTaskWarmUp> {
-  const batch = config.emptyWarmUpBatch;
-  const warm = await untilSteady(async () => ({ figure: (await emptyRun(pool, target, batch)).cpuPerTaskUs, cost: batch }), {
+  const window = async (): Promise<Batch> => {
+    const runs: number[] = [];
+    for (let i = 0; i < WINDOW_RUNS; i++) runs.push((await emptyRun(pool, target, RUN_TASKS)).cpuPerTaskUs);
+    return { figure: trimmedMean(runs), cost: WINDOW_RUNS * RUN_TASKS };
+  };
+  const warm = await untilSteady(window, {
     tolerance: 0.03,
+    minCost: config.emptyWarmUpMinTasks,
     maxCost: config.emptyWarmUpMaxTasks,
     maxMs: config.emptyWarmUpMaxMs,
   });
   return { tasks: warm.cost, cpuPerTaskUs: warm.figures, steady: warm.steady };
 }
 
-/** One line: the tasks a server's warm-up took and its CPU per task batch by batch. */
+/** One line: the tasks a server's warm-up took and its CPU per task window by window. */
 export function describeWarmUp(target: Target, warm: EmptyTaskWarmUp): string {
   const batches = warm.cpuPerTaskUs.map((us) => Math.round(us)).join(' → ');
   return `${target}: ${warm.tasks} tasks, ${batches} µs per task${warm.steady ? '' : ' (stopped at its cap)'}`;

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { createToolAgent, DeepAgentExecutor, ScriptedChatModel, type MessagesAgent, type ScriptedTurn } from '../../src/executor';
 import type { BenchConfig } from '../lib/config';
 import { FRAMES_PER_TOOL_CALL } from '../lib/scenario';
-import { spread, type Spread } from '../lib/stats';
+import { spread, trimmedMean, type Spread } from '../lib/stats';
 import { untilSteady, type Batch } from '../lib/steady';
 
 /**
@@ -117,21 +117,6 @@ function executorRunChecked(executor: DeepAgentExecutor, id: string, toolCalls: 
 export function agentOf(shape: AgentShape, toolCalls: number): { agent: MessagesAgent; executor: DeepAgentExecutor } {
   const agent = createToolAgent(new ScriptedChatModel({ turns: script(shape, toolCalls) }), [benchTool]);
   return { agent, executor: new DeepAgentExecutor(agent, { agent }) };
-}
-
-/** Share of each side's runs left out at either end by the trimmed mean. */
-const TRIM = 0.2;
-
-/**
- * Mean of the runs between the lowest and highest fifth: a run that another process slowed
- * down, or that a major GC started by either side happened to land in, does not move it, and
- * it still counts the scavenges every run pays for its own garbage.
- */
-export function trimmedMean(values: readonly number[], trim = TRIM): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const cut = Math.floor(sorted.length * trim);
-  const kept = sorted.slice(cut, sorted.length - cut);
-  return kept.reduce((sum, v) => sum + v, 0) / kept.length;
 }
 
 /**
