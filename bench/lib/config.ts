@@ -8,9 +8,10 @@ export interface BenchConfig {
   /**
    * Before those, each server serves at least `emptyWarmUpMinTasks` empty tasks, then more
    * until its CPU per task stops falling (V8 compiling the request path, the heap growing to
-   * its working size: bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks or
-   * `emptyWarmUpMaxMs`. Toolstream's kept getting cheaper for about 4,000 tasks at load ~12,
-   * the limit's for about 2,000.
+   * its working size: two windows of 500 tasks in a row not 3 % below the one before,
+   * bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks or `emptyWarmUpMaxMs`.
+   * Toolstream's kept getting cheaper for about 4,000 tasks at load ~12, the limit's for
+   * about 2,000.
    */
   emptyWarmUpMinTasks: number;
   emptyWarmUpMaxTasks: number;
@@ -100,8 +101,8 @@ export function benchConfig(quick: boolean): BenchConfig {
         reps: 1,
         emptyTasks: 100,
         emptyWarmUpMinTasks: 1_000,
-        emptyWarmUpMaxTasks: 3_000,
-        emptyWarmUpMaxMs: 6_000,
+        emptyWarmUpMaxTasks: 2_500,
+        emptyWarmUpMaxMs: 5_000,
         // The 30,000 point is the one-stream target's; 3,000 and 10,000 only fill in the curve.
         curveToolCalls: [100, 1_000, 30_000],
         redisCurveMaxToolCalls: 1_000,
@@ -130,7 +131,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         reps: 3,
         emptyTasks: 300,
         emptyWarmUpMinTasks: 3_000,
-        emptyWarmUpMaxTasks: 9_000,
+        emptyWarmUpMaxTasks: 10_000,
         emptyWarmUpMaxMs: 15_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,

@@ -20,6 +20,8 @@ export interface SteadyOptions {
   tolerance: number;
   /** Work done before any batch can count as steady: a plateau between compiler tiers is not. */
   minCost?: number;
+  /** Batches in a row that must not fall before the figure counts as settled (default 1). */
+  patience?: number;
   /** Caps: the warm-up stops there whether or not the figure has settled. */
   maxCost?: number;
   maxMs?: number;
@@ -34,21 +36,23 @@ export interface SteadyResult {
 }
 
 /**
- * Runs `batch` until its figure stops falling: once `minCost` is done, until a batch's figure
- * is no longer `tolerance` below the one before it (a batch that costs more than the one before also ends it: the
+ * Runs `batch` until its figure stops falling: once `minCost` is done, until `patience`
+ * batches in a row are each no longer `tolerance` below the one before (a batch that costs more than the one before also ends it: the
  * compiler is done and the machine's noise has taken over), or until a cap is reached.
  */
 export async function untilSteady(batch: () => Promise<Batch>, options: SteadyOptions): Promise<SteadyResult> {
-  const { tolerance, minCost = 0, maxCost = Infinity, maxMs = Infinity } = options;
+  const { tolerance, minCost = 0, patience = 1, maxCost = Infinity, maxMs = Infinity } = options;
   const started = Date.now();
   const figures: number[] = [];
   let previous = options.previous ?? Infinity;
   let cost = 0;
+  let level = 0;
   while (cost < maxCost && Date.now() - started < maxMs) {
     const done = await batch();
     figures.push(done.figure);
     cost += done.cost;
-    if (cost >= minCost && done.figure >= previous * (1 - tolerance)) return { figures, cost, steady: true };
+    level = done.figure >= previous * (1 - tolerance) ? level + 1 : 0;
+    if (cost >= minCost && level >= patience) return { figures, cost, steady: true };
     previous = done.figure;
   }
   return { figures, cost, steady: false };

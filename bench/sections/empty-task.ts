@@ -50,8 +50,8 @@ const WINDOW_RUNS = 5;
 const RUN_TASKS = 100;
 
 /**
- * Serves windows of empty tasks until the server's CPU per task stops falling by 3 % from one
- * window to the next, after the config's minimum and within its caps (tasks and time). Every
+ * Serves windows of empty tasks until the server's CPU per task has not fallen by 3 % for two
+ * windows in a row, after the config's minimum and within its caps (tasks and time). Every
  * server gets the same.
  */
 export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, target: Target): Promise<EmptyTaskWarmUp> {
@@ -62,6 +62,8 @@ export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, tar
   };
   const warm = await untilSteady(window, {
     tolerance: 0.03,
+    // Two windows in a row: under load one window's noise is larger than the compiler's steps.
+    patience: 2,
     minCost: config.emptyWarmUpMinTasks,
     maxCost: config.emptyWarmUpMaxTasks,
     maxMs: config.emptyWarmUpMaxMs,
