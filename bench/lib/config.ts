@@ -132,7 +132,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         emptyTasks: 300,
         emptyWarmUpMinTasks: 3_000,
         emptyWarmUpMaxTasks: 10_000,
-        emptyWarmUpMaxMs: 15_000,
+        emptyWarmUpMaxMs: 20_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,
         redisCurveMaxToolCalls: 10_000,
