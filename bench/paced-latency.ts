@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir>]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
@@ -18,8 +18,13 @@
  * frame is written only once Redis acknowledged it, so a pause that falls within its round trip
  * is part of its latency. `--server-flags` gives every server more node flags (comma-separated),
  * e.g. `--server-flags=--max-semi-space-size=4` to see how the young generation's size moves
- * the pauses and the p99.
+ * the pauses and the p99. `--alloc-profile=<dir>` writes each repetition's allocation profile
+ * there (`<target>-<rep>.heapprofile`, V8's sampling heap profiler counting also what was
+ * collected since: what fills the young generation) and prints the bytes allocated per frame,
+ * in all and by the functions that allocated most.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
 import { compileChildren } from './lib/compile-children';
@@ -48,10 +53,38 @@ function gcSummary({ scavenges, others }: { scavenges: number[]; others: number[
   );
 }
 
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+/** Bytes allocated per frame in all, and by the functions that allocated most (their own allocations). */
+function allocationSummary(file: string, frames: number): string {
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (node: AllocationNode): void => {
+    total += node.selfSize;
+    if (node.selfSize > 0) {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const site = `${functionName || '(anonymous)'} ${url.slice(url.lastIndexOf('/') + 1)}:${lineNumber + 1}`;
+      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) walk(child);
+  };
+  walk((JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head);
+  const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  return `allocated ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
+}
+
+function option(name: string): string | undefined {
+  return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 async function main(): Promise<void> {
-  const flagsArg = process.argv.find((arg) => arg.startsWith('--server-flags='));
-  const serverFlags = flagsArg ? flagsArg.slice('--server-flags='.length).split(',').filter(Boolean) : [];
-  const args = process.argv.slice(2).filter((arg) => arg !== flagsArg);
+  const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
+  const allocationDir = option('alloc-profile');
+  const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   const toolCalls = Number(args[0] ?? 100);
   const reps = Number(args[1] ?? 3);
   const targets = (args[2] ?? 'toolstream-redis').split(',') as Target[];
@@ -74,9 +107,13 @@ async function main(): Promise<void> {
       for (const target of targets) {
         const scenario = { toolCalls, intervalMs: 50, idle: false };
         await client.config('RESETSTAT');
-        await (await pool.server(target)).gcPauses();
+        const server = await pool.server(target);
+        await server.gcPauses();
+        if (allocationDir) await server.startAllocationProfile();
         const measured = await pool.run(target, 100, scenario, 60_000);
-        const pauses = await (await pool.server(target)).gcPauses();
+        const pauses = await server.gcPauses();
+        const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
+        if (allocationFile) await server.stopAllocationProfile(allocationFile);
         const r = runRecord(measured, rep, scenario);
         const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
@@ -87,7 +124,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, load ${r.loadAverage.toFixed(1)}`,
+              .join(', ')}, GC: ${gcSummary(pauses)}, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
         );
       }
     }

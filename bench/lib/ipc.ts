@@ -20,7 +20,10 @@ export type ServerCommand =
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   /** The GC pauses since the last such command (the first starts recording them: bench/paced-latency.ts). */
-  | { type: 'gc-pauses' };
+  | { type: 'gc-pauses' }
+  /** V8's sampling heap profiler, counting every allocation (also those collected since), around the load to profile. */
+  | { type: 'alloc-start' }
+  | { type: 'alloc-stop'; file: string };
 export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }
   | { type: 'cpu'; userUs: number; systemUs: number }
@@ -29,7 +32,9 @@ export type ServerReply =
   | { type: 'profile-started' }
   | { type: 'profile-written'; file: string }
   /** Pause durations in ms: young-generation scavenges, and every other kind of GC. */
-  | { type: 'gc-pauses'; scavenges: number[]; others: number[] };
+  | { type: 'gc-pauses'; scavenges: number[]; others: number[] }
+  | { type: 'alloc-started' }
+  | { type: 'alloc-written'; file: string };
 
 export type LoadCommand = { type: 'run'; job: LoadJob } | { type: 'close' };
 export type LoadReply =

@@ -123,6 +123,16 @@ export class ServerProcess {
     return { scavenges, others };
   }
 
+  /** Starts V8's sampling heap profiler in the server (every allocation, also those collected since). */
+  async startAllocationProfile(): Promise<void> {
+    await this.ask({ type: 'alloc-start' }, 'alloc-started');
+  }
+
+  /** Stops it and writes the profile (a .heapprofile file) to `file`. */
+  async stopAllocationProfile(file: string): Promise<void> {
+    await this.ask({ type: 'alloc-stop', file }, 'alloc-written');
+  }
+
   /** Starts V8's CPU profiler in the server. */
   async startProfile(): Promise<void> {
     await this.ask({ type: 'profile-start' }, 'profile-started');

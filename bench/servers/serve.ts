@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   let profiler: Session | undefined;
+  let allocations: Session | undefined;
   let gcPauses: { scavenges: number[]; others: number[]; observer: PerformanceObserver } | undefined;
   process.on('message', (command: ServerCommand) => {
     if (command.type === 'gc-pauses') {
@@ -66,6 +67,21 @@ async function main(): Promise<void> {
         gcPauses = { ...pauses, observer };
       }
       reply({ type: 'gc-pauses', scavenges: gcPauses.scavenges.splice(0), others: gcPauses.others.splice(0) });
+    } else if (command.type === 'alloc-start') {
+      allocations = new Session();
+      allocations.connect();
+      // Collected objects included: what a scavenge reclaims is what makes it come.
+      allocations.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, () =>
+        reply({ type: 'alloc-started' }),
+      );
+    } else if (command.type === 'alloc-stop') {
+      allocations?.post('HeapProfiler.stopSampling', (err, result) => {
+        if (err) throw err;
+        writeFileSync(command.file, JSON.stringify(result.profile));
+        allocations?.disconnect();
+        allocations = undefined;
+        reply({ type: 'alloc-written', file: command.file });
+      });
     } else if (command.type === 'profile-start') {
       profiler = new Session();
       profiler.connect();
