@@ -199,6 +199,11 @@ export class RedisTaskStore extends TaskStore {
     (this.redis as unknown as StoreCommands).toolstreamCountFollower(key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
   }
 
+  /** Events a task's log keeps (a follower further behind restarts from a snapshot, or is dropped). */
+  get maxEventsPerTask(): number {
+    return this.options.maxEventsPerTask;
+  }
+
   get redis(): Redis {
     return this.options.redis;
   }
@@ -966,7 +971,12 @@ export class RedisTaskReplica implements TaskView {
           }
           for (const event of events) {
             if (!this.listeners.has(listener)) return;
-            if (listener.ready && !listener.ready()) return;
+            if (listener.ready && !listener.ready()) {
+              // A stream that stopped taking events more than twice the cap behind is cut, as a
+              // task's log in memory cuts it (the tail would otherwise hold its events for it).
+              if (this.lastSeq - listener.cursor > 2 * this.store.maxEventsPerTask && this.listeners.delete(listener)) listener.overrun();
+              return;
+            }
             if (event.seq > this.lastSeq) this.lastSeq = event.seq;
             listener.cursor = event.seq;
             listener.push(event);
