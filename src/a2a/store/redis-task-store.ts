@@ -78,6 +78,8 @@ const READ_BATCH = 512;
 
 /** Published events a follower keeps (so that a follower a little behind still needs no XRANGE). */
 const TAIL_EVENTS = 512;
+/** …and at most this many JSON characters of them (frames can be large: a listener past it reads the stream). */
+const TAIL_CHARS = 1024 * 1024;
 
 /** A task this instance writes. */
 interface Written {
@@ -195,6 +197,11 @@ export class RedisTaskStore extends TaskStore {
     const key = this.key('followers', id);
     // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
     (this.redis as unknown as StoreCommands).toolstreamCountFollower(key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
+  }
+
+  /** Events a task's log keeps (a follower further behind restarts from a snapshot, or is dropped). */
+  get maxEventsPerTask(): number {
+    return this.options.maxEventsPerTask;
   }
 
   get redis(): Redis {
@@ -767,6 +774,8 @@ export class RedisTaskReplica implements TaskView {
   private readonly onSettled: (() => void)[] = [];
   /** The newest events the writer published (see keepTail). */
   private tail: TaskEvent[] = [];
+  /** The JSON characters the tail holds. */
+  private tailChars = 0;
   private settledPromise?: Promise<void>;
 
   constructor(
@@ -861,9 +870,32 @@ export class RedisTaskReplica implements TaskView {
   /** Keeps the newest published events, contiguous, so that followers need no XRANGE for them. */
   private keepTail(events: TaskEvent[]): void {
     const last = this.tail[this.tail.length - 1]?.seq;
-    if (last !== undefined && events[0].seq <= last + 1) this.tail.push(...events.filter((e) => e.seq > last));
-    else this.tail = [...events];
-    if (this.tail.length > TAIL_EVENTS) this.tail.splice(0, this.tail.length - TAIL_EVENTS);
+    if (last === undefined || events[0].seq > last + 1) this.dropTailHead(this.tail.length);
+    for (const event of events) {
+      if (last !== undefined && event.seq <= last) continue;
+      this.tail.push(event);
+      this.tailChars += event.weight;
+    }
+    // Bounded in count and in characters: a listener behind the tail reads the stream, where it
+    // finds any gap past what Redis keeps and restarts from a snapshot, or is cut when it stopped
+    // reading (large frames fill the characters first: without this bound a stalled listener
+    // found every event in the tail and was never cut).
+    let drop = Math.max(0, this.tail.length - TAIL_EVENTS);
+    let chars = this.tailChars;
+    for (let i = 0; i < drop; i++) chars -= this.tail[i].weight;
+    while (chars > TAIL_CHARS && drop < this.tail.length) chars -= this.tail[drop++].weight;
+    this.dropTailHead(drop);
+  }
+
+  private dropTailHead(count: number): void {
+    if (count <= 0) return;
+    if (count >= this.tail.length) {
+      this.tail = [];
+      this.tailChars = 0;
+      return;
+    }
+    for (let i = 0; i < count; i++) this.tailChars -= this.tail[i].weight;
+    this.tail.splice(0, count);
   }
 
   /**
@@ -877,9 +909,7 @@ export class RedisTaskReplica implements TaskView {
     if (first === undefined || this.listeners.size === 0) return;
     let slowest = Number.POSITIVE_INFINITY;
     for (const listener of this.listeners) if (listener.cursor < slowest) slowest = listener.cursor;
-    const had = slowest - first + 1;
-    if (had >= this.tail.length) this.tail = [];
-    else if (had > 0) this.tail.splice(0, had);
+    this.dropTailHead(slowest - first + 1);
   }
 
   /** The events after `cursor` when the kept tail holds all of them up to the newest known one. */
@@ -941,7 +971,12 @@ export class RedisTaskReplica implements TaskView {
           }
           for (const event of events) {
             if (!this.listeners.has(listener)) return;
-            if (listener.ready && !listener.ready()) return;
+            if (listener.ready && !listener.ready()) {
+              // A stream that stopped taking events more than twice the cap behind is cut, as a
+              // task's log in memory cuts it (the tail would otherwise hold its events for it).
+              if (this.lastSeq - listener.cursor > 2 * this.store.maxEventsPerTask && this.listeners.delete(listener)) listener.overrun();
+              return;
+            }
             if (event.seq > this.lastSeq) this.lastSeq = event.seq;
             listener.cursor = event.seq;
             listener.push(event);
