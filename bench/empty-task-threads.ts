@@ -2,16 +2,19 @@
  * `node -r ts-node/register/transpile-only bench/empty-task-threads.ts [reps] [tasks] [--prewarm=N]`
  *
  * The empty-task section's measurement (fresh compiled servers, warmed as the bench warms
- * them, then `tasks` empty tasks one after another, toolstream and the limit alternating) with
+ * them, each then warmed to steady state as the section does, full run's caps: batches of
+ * empty tasks until its CPU per task stops falling; then `tasks` empty tasks one after
+ * another, toolstream and the limit alternating) with
  * each server's CPU per task split by thread, read from /proc (Linux): the main thread (the
  * JavaScript, the GC's pauses) and the others (V8's optimising compiler, the GC's helpers,
- * libuv). `--prewarm=N` first sends N empty tasks to each server, unmeasured, to see the
- * same after V8 has compiled the request path. Figures are in µs per task; /proc counts in
+ * libuv). `--prewarm=N` sends N more empty tasks to each server first, unmeasured. Figures are in µs per task; /proc counts in
  * 10 ms ticks, so take at least a few hundred tasks per repetition.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { compileChildren } from './lib/compile-children';
+import { benchConfig } from './lib/config';
+import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
 import { ServerPool } from './lib/server-pool';
 import type { Scenario } from './lib/scenario';
@@ -37,13 +40,17 @@ function threadCpu(pid: number): { main: number; others: number } {
 async function main(): Promise<void> {
   const [reps = 3, tasks = 300] = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);
   const prewarm = Number(process.argv.find((a) => a.startsWith('--prewarm='))?.slice('--prewarm='.length) ?? 0);
+  const config = benchConfig(false);
   useCompiledChildren(compileChildren());
   const load = await LoadProcess.start();
   const pool = new ServerPool(load);
   const targets: Target[] = ['toolstream', 'limit'];
   try {
     await pool.prepare(targets);
-    for (const target of targets) if (prewarm > 0) await pool.run(target, prewarm, EMPTY, 300_000, 1);
+    for (const target of targets) {
+      if (prewarm > 0) await pool.run(target, prewarm, EMPTY, 300_000, 1);
+      console.log(`warm-up ${describeWarmUp(target, await warmUpEmptyTask(config, pool, target))}`);
+    }
     for (let rep = 0; rep < reps; rep++) {
       const row: string[] = [];
       const total: number[] = [];

@@ -17,8 +17,8 @@
  */
 import { performance, PerformanceObserver } from 'node:perf_hooks';
 import { DeepAgentExecutor, type MessagesAgent } from '../src/executor';
-import { agentOf, bareRun, executorRun, streamBare, trimmedMean, warmUp, type AgentShape } from './sections/executor-overhead';
-import { median } from './lib/stats';
+import { agentOf, bareRun, executorRun, streamBare, warmUp, type AgentShape } from './sections/executor-overhead';
+import { median, trimmedMean } from './lib/stats';
 
 function arg(name: string, fallback: number): number {
   const raw = process.argv.find((a) => a.startsWith(`--${name}=`));

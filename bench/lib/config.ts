@@ -5,6 +5,19 @@ export interface BenchConfig {
   reps: number;
   /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
   emptyTasks: number;
+  /**
+   * Before those, each server serves at least `emptyWarmUpMinTasks` empty tasks, then more
+   * until its CPU per task stops falling (V8 compiling the request path, the heap growing to
+   * its working size: two windows of 500 tasks in a row not 3 % below the one before,
+   * bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks, the same for every server. The
+   * time cap `emptyWarmUpMaxMs` is only a safety: it would give a cheaper server more tasks
+   * (10,000 of toolstream's take about 16 s on a quiet machine, over 60 s at load 10).
+   * Toolstream's kept getting cheaper for about 4,000 tasks at load ~12, the limit's for
+   * about 2,000.
+   */
+  emptyWarmUpMinTasks: number;
+  emptyWarmUpMaxTasks: number;
+  emptyWarmUpMaxMs: number;
   /** Tool calls per task along the curves. */
   curveToolCalls: number[];
   /**
@@ -89,6 +102,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 1,
         emptyTasks: 100,
+        emptyWarmUpMinTasks: 1_000,
+        emptyWarmUpMaxTasks: 2_500,
+        emptyWarmUpMaxMs: 15_000,
         // The 30,000 point is the one-stream target's; 3,000 and 10,000 only fill in the curve.
         curveToolCalls: [100, 1_000, 30_000],
         redisCurveMaxToolCalls: 1_000,
@@ -116,6 +132,9 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 3,
         emptyTasks: 300,
+        emptyWarmUpMinTasks: 3_000,
+        emptyWarmUpMaxTasks: 10_000,
+        emptyWarmUpMaxMs: 45_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,
         redisCurveMaxToolCalls: 10_000,

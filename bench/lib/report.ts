@@ -95,6 +95,16 @@ function target(name: string, s: Spread | undefined, higherIsBetter: boolean, bo
   };
 }
 
+/** How each server of the empty-task section was warmed, for its description (older results: nothing). */
+function warmUpText(empty: EmptyTaskResult): string {
+  const warm = TARGETS.flatMap((t) => {
+    const w = empty.warmUp?.[t];
+    return w ? [`${LABELS[t].split(' (')[0]} ${n(w.tasks)}${w.steady ? '' : ' (its cap)'}`] : [];
+  });
+  if (warm.length === 0) return '';
+  return `, after each server was warmed until its CPU per task stopped falling (tasks it took: ${warm.join(', ')})`;
+}
+
 export function checkTargets(results: BenchResults, config: BenchConfig): SectionTarget[] {
   const checks: Array<SectionTarget | undefined> = [];
   checks.push(target('empty task: server CPU ≤ 2× the limit’s', results.emptyTask?.oursOverLimit, false, 2, 2, '×'));
@@ -198,7 +208,7 @@ export function markdownSummary(results: BenchResults): string {
     out.push(
       '### Per-request cost: server CPU of one empty task',
       '',
-      `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per repetition.`,
+      `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per repetition${warmUpText(empty)}.`,
       '',
       table(
         ['server', 'CPU per task (µs)', 'over the limit'],

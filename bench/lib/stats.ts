@@ -43,3 +43,19 @@ export function worst(s: Spread, higherIsBetter: boolean): number {
 export function ratio(a: number, b: number): number {
   return b > 0 ? a / b : NaN;
 }
+
+/** Share of the values left out at either end by the trimmed mean. */
+const TRIM = 0.2;
+
+/**
+ * Mean of the values between the lowest and highest fifth: a run that another process slowed
+ * down, or that a major GC happened to land in, does not move it, and it still counts the
+ * scavenges every run pays for its own garbage (the executor overhead's runs, the empty-task
+ * warm-up's batches).
+ */
+export function trimmedMean(values: readonly number[], trim = TRIM): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const cut = Math.floor(sorted.length * trim);
+  const kept = sorted.slice(cut, sorted.length - cut);
+  return kept.reduce((sum, v) => sum + v, 0) / kept.length;
+}

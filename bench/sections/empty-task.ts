@@ -1,17 +1,33 @@
 /**
  * The per-request cost: server CPU of one empty task (request, task, its three status events,
  * stream set-up and teardown, no tool call), tasks one after another on one stream at a time.
- * The servers alternate within each repetition, so each ratio compares runs taken side by side.
+ * Each server is first warmed to steady state, all alike: batches of empty tasks until its CPU
+ * per task stops falling (bench/lib/steady.ts; before, the repetitions were a fresh server's
+ * first tasks, and V8 compiling the request path on its own threads was a quarter of
+ * toolstream's figure). The servers then alternate within each repetition, so each ratio
+ * compares runs taken side by side.
  */
 import type { BenchConfig } from '../lib/config';
 import { TARGETS, type Target } from '../lib/ipc';
-import type { RunRecord, ServerPool } from '../lib/server-pool';
+import type { MeasuredRun, RunRecord, ServerPool } from '../lib/server-pool';
 import { runRecord } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
-import { ratio, spread, type Spread } from '../lib/stats';
+import { ratio, spread, trimmedMean, type Spread } from '../lib/stats';
+import { untilSteady, type Batch } from '../lib/steady';
+
+/** How one server reached steady state before the repetitions. */
+export interface EmptyTaskWarmUp {
+  tasks: number;
+  /** CPU per task of each warm-up window (a trimmed mean), µs. */
+  cpuPerTaskUs: number[];
+  /** False: the warm-up reached its cap before the CPU per task settled. */
+  steady: boolean;
+}
 
 export interface EmptyTaskResult {
   tasksPerRep: number;
+  /** The warm-up each server needed (absent in results written before it existed). */
+  warmUp?: Partial<Record<Target, EmptyTaskWarmUp>>;
   /** Server CPU per empty task, µs, per server. */
   cpuPerTaskUs: Partial<Record<Target, Spread>>;
   /** toolstream's CPU per task over the limit's, per repetition. */
@@ -21,24 +37,68 @@ export interface EmptyTaskResult {
 
 const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
 
+/** A run of `tasks` empty tasks against one server; its CPU per task, µs. */
+async function emptyRun(pool: ServerPool, target: Target, tasks: number): Promise<{ run: MeasuredRun; cpuPerTaskUs: number }> {
+  const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
+  if (run.result.completed !== tasks) throw new Error(`${target}: ${tasks - run.result.completed} empty tasks did not complete`);
+  return { run, cpuPerTaskUs: run.serverCpuUs / tasks };
+}
+
+/** A warm-up window: runs of RUN_TASKS tasks, judged by their trimmed mean (one run slowed by
+ * another process on the machine, or by a major GC, does not move it). */
+const WINDOW_RUNS = 5;
+const RUN_TASKS = 100;
+
+/**
+ * Serves windows of empty tasks until the server's CPU per task has not fallen by 3 % for two
+ * windows in a row, after the config's minimum and within its caps (tasks and time). Every
+ * server gets the same.
+ */
+export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, target: Target): Promise<EmptyTaskWarmUp> {
+  const window = async (): Promise<Batch> => {
+    const runs: number[] = [];
+    for (let i = 0; i < WINDOW_RUNS; i++) runs.push((await emptyRun(pool, target, RUN_TASKS)).cpuPerTaskUs);
+    return { figure: trimmedMean(runs), cost: WINDOW_RUNS * RUN_TASKS };
+  };
+  const warm = await untilSteady(window, {
+    tolerance: 0.03,
+    // Two windows in a row: under load one window's noise is larger than the compiler's steps.
+    patience: 2,
+    minCost: config.emptyWarmUpMinTasks,
+    maxCost: config.emptyWarmUpMaxTasks,
+    maxMs: config.emptyWarmUpMaxMs,
+  });
+  return { tasks: warm.cost, cpuPerTaskUs: warm.figures, steady: warm.steady };
+}
+
+/** One line: the tasks a server's warm-up took and its CPU per task window by window. */
+export function describeWarmUp(target: Target, warm: EmptyTaskWarmUp): string {
+  const batches = warm.cpuPerTaskUs.map((us) => Math.round(us)).join(' → ');
+  return `${target}: ${warm.tasks} tasks, ${batches} µs per task${warm.steady ? '' : ' (stopped at its cap)'}`;
+}
+
 export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<EmptyTaskResult> {
   const tasks = config.emptyTasks;
   const runs: RunRecord[] = [];
   const perTask = new Map<Target, number[]>(TARGETS.map((t) => [t, []]));
   const overLimit: number[] = [];
+  const warmUp: Partial<Record<Target, EmptyTaskWarmUp>> = {};
+  for (const target of TARGETS) {
+    const warm = (warmUp[target] = await warmUpEmptyTask(config, pool, target));
+    log(`empty task warm-up, ${describeWarmUp(target, warm)}`);
+  }
   for (let rep = 0; rep < config.reps; rep++) {
     const same: Partial<Record<Target, number>> = {};
     for (const target of TARGETS) {
-      const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
-      if (run.result.completed !== tasks) throw new Error(`${target}: ${tasks - run.result.completed} empty tasks did not complete`);
+      const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks);
       runs.push(runRecord(run, rep, EMPTY));
-      same[target] = run.serverCpuUs / tasks;
-      perTask.get(target)?.push(run.serverCpuUs / tasks);
+      same[target] = cpuPerTaskUs;
+      perTask.get(target)?.push(cpuPerTaskUs);
     }
     overLimit.push(ratio(same.toolstream ?? NaN, same.limit ?? NaN));
   }
   const cpuPerTaskUs = Object.fromEntries([...perTask].map(([t, v]) => [t, spread(v)]));
-  const result: EmptyTaskResult = { tasksPerRep: tasks, cpuPerTaskUs, oursOverLimit: spread(overLimit), runs };
+  const result: EmptyTaskResult = { tasksPerRep: tasks, warmUp, cpuPerTaskUs, oursOverLimit: spread(overLimit), runs };
   log(
     `empty task CPU: ${TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ours/limit ${overLimit.map((r) => r.toFixed(2)).join(', ')}`,
   );

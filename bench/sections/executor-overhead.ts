@@ -18,7 +18,8 @@ import { z } from 'zod';
 import { createToolAgent, DeepAgentExecutor, ScriptedChatModel, type MessagesAgent, type ScriptedTurn } from '../../src/executor';
 import type { BenchConfig } from '../lib/config';
 import { FRAMES_PER_TOOL_CALL } from '../lib/scenario';
-import { spread, type Spread } from '../lib/stats';
+import { spread, trimmedMean, type Spread } from '../lib/stats';
+import { untilSteady, type Batch } from '../lib/steady';
 
 /**
  * Ten model turns stay within LangGraph's default recursion limit (25 steps), which the
@@ -118,21 +119,6 @@ export function agentOf(shape: AgentShape, toolCalls: number): { agent: Messages
   return { agent, executor: new DeepAgentExecutor(agent, { agent }) };
 }
 
-/** Share of each side's runs left out at either end by the trimmed mean. */
-const TRIM = 0.2;
-
-/**
- * Mean of the runs between the lowest and highest fifth: a run that another process slowed
- * down, or that a major GC started by either side happened to land in, does not move it, and
- * it still counts the scavenges every run pays for its own garbage.
- */
-export function trimmedMean(values: readonly number[], trim = TRIM): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const cut = Math.floor(sorted.length * trim);
-  const kept = sorted.slice(cut, sorted.length - cut);
-  return kept.reduce((sum, v) => sum + v, 0) / kept.length;
-}
-
 /**
  * CPU each side uses per repetition, at least (ms): about 65 one-turn runs or 28 ten-turn runs
  * per side in a full run on a quiet machine, where 24 runs of each left repetitions 10 % apart
@@ -177,7 +163,8 @@ const WARM_UP_WINDOW = 10;
 /**
  * Runs pairs until both sides' code is compiled and the heap at its working size: at least
  * `minRuns` pairs and `cpuMs` of CPU per side, then windows of pairs until a window's bare
- * runs no longer cost 3 % less than the previous window's (at most twice `cpuMs` per side).
+ * runs no longer cost 3 % less than the previous window's (at most twice `cpuMs` per side;
+ * bench/lib/steady.ts, which the empty-task section's warm-up shares).
  * A ten-turn run kept getting cheaper for about 130 runs (97 ms for the first 16, 39 ms after
  * 140, load ~10), and the executor side read 12-13 % over the bare one during that time, which
  * was measuring the JIT, not the executor.
@@ -189,15 +176,11 @@ export async function warmUp(
   cpuMs: number,
 ): Promise<void> {
   const first = await pairedRuns(bareSide, executorSide, minRuns, cpuMs);
-  let spent = sum(first.bare);
-  let previous = trimmedMean(first.bare.slice(-WARM_UP_WINDOW));
-  while (spent < 2 * cpuMs) {
-    const window = await pairedRuns(bareSide, executorSide, WARM_UP_WINDOW, 0);
-    spent += sum(window.bare);
-    const current = trimmedMean(window.bare);
-    if (current >= previous * 0.97) return;
-    previous = current;
-  }
+  const window = async (): Promise<Batch> => {
+    const pairs = await pairedRuns(bareSide, executorSide, WARM_UP_WINDOW, 0);
+    return { figure: trimmedMean(pairs.bare), cost: sum(pairs.bare) };
+  };
+  await untilSteady(window, { previous: trimmedMean(first.bare.slice(-WARM_UP_WINDOW)), tolerance: 0.03, maxCost: 2 * cpuMs - sum(first.bare) });
 }
 
 export async function measureExecutorOverhead(config: BenchConfig, log: (line: string) => void): Promise<ExecutorOverheadResult> {

@@ -19,16 +19,23 @@ export class BenchAgentExecutor extends AgentExecutor {
       if (options.signal?.aborted) abort.abort();
       subscriber.next({ type: 'progress', text: 'thinking', step: 0 });
       const text = typeof input === 'string' ? input : String(input.at(-1)?.content ?? '');
+      // As the real executor (src/executor/agent-run.ts): a scenario that has ended, played out
+      // or failed, is not aborted on teardown; one still playing is (cancel, disconnect).
+      let ended = false;
       playScenario(parseScenario(text), (frame) => subscriber.next({ type: 'toolFrame', frame }), abort.signal).then(
         () => {
+          ended = true;
           if (!abort.signal.aborted) subscriber.next({ type: 'reply', message: new AIMessage('done'), text: 'done' });
           subscriber.complete();
         },
-        (err: unknown) => subscriber.error(err),
+        (err: unknown) => {
+          ended = true;
+          subscriber.error(err);
+        },
       );
       return () => {
         options.signal?.removeEventListener('abort', onAbort);
-        abort.abort();
+        if (!ended) abort.abort();
       };
     });
   }

@@ -58,8 +58,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   send({ task: { id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED' } } });
   send({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_WORKING' } } });
 
+  // The scenario stops when the client leaves while it plays; once it has played out there is
+  // nothing to stop, and the limit pays for nothing it does not need (as toolstream's executor).
   const abort = new AbortController();
-  res.on('close', () => abort.abort());
+  let ended = false;
+  res.on('close', () => {
+    if (!ended) abort.abort();
+  });
   await playScenario(
     scenario,
     (frame) =>
@@ -76,6 +81,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       }),
     abort.signal,
   );
+  ended = true;
   if (abort.signal.aborted) return;
   send({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_COMPLETED' } } });
   res.end();

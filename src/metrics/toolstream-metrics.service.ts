@@ -1,14 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { TaskService, type A2aMetrics } from '../a2a';
 import { EXECUTOR_TOOLS } from '../executor';
 import { AgentRuntimeService, type ToolCallOutcome } from '../runtime';
 import type { MetricsSettings } from './interfaces/metrics-module-options.interface';
 import { METRICS_SETTINGS } from './metrics.constants';
-import { ToolDurationHistogram, type HistogramSeries } from './tool-duration-histogram';
 import { ToolLabels } from './tool-labels';
 
 /** Terminal task states, as `state` label values; each series exists from the start (at 0). */
@@ -18,8 +17,6 @@ const OUTCOMES: ToolCallOutcome['outcome'][] = ['completed', 'failed'];
 interface ToolSeries {
   labels: { tool: string; outcome: string };
   calls: number;
-  /** Its series of the duration histogram. */
-  duration: HistogramSeries;
 }
 
 /**
@@ -37,7 +34,7 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private labels: ToolLabels;
   private subscription?: Subscription;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
-  private readonly toolDuration: ToolDurationHistogram;
+  private readonly toolDuration: Histogram<'tool' | 'outcome'>;
   /** Each tool series, by tool label and outcome: its label set and its calls so far. */
   private readonly series = new Map<string, Record<ToolCallOutcome['outcome'], ToolSeries>>();
 
@@ -65,14 +62,15 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
         },
       }),
     );
-    // Not prom-client's Histogram: its observe hashes the label set per call (see ToolDurationHistogram).
-    this.toolDuration = new ToolDurationHistogram(
-      'toolstream_tool_call_duration_seconds',
-      'Duration of tool calls, from the started frame to the completed or failed frame.',
-      settings.toolDurationBuckets,
+    this.toolDuration = this.own(
+      new Histogram({
+        name: 'toolstream_tool_call_duration_seconds',
+        help: 'Duration of tool calls, from the started frame to the completed or failed frame.',
+        labelNames: ['tool', 'outcome'],
+        buckets: settings.toolDurationBuckets,
+        registers,
+      }),
     );
-    this.registry.registerMetric(this.toolDuration as unknown as Metric);
-    this.owned.push(this.toolDuration.name);
     this.own(
       new Counter({
         name: 'toolstream_tasks_total',
@@ -167,7 +165,7 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
     // Every series exists from the start (zeroToolSeries): its label object is made once, not per call.
     const series = (this.series.get(tool) ?? this.addToolSeries(tool))[call.outcome];
     series.calls++;
-    this.toolDuration.observe(series.duration, call.seconds);
+    this.toolDuration.observe(series.labels, call.seconds);
   }
 
   /** The Prometheus text exposition of the registry. */
@@ -182,12 +180,9 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
 
   /** A tool's series, at zero (label values are bounded by ToolLabels, so the series are too). */
   private addToolSeries(tool: string): Record<ToolCallOutcome['outcome'], ToolSeries> {
-    const series = (outcome: ToolCallOutcome['outcome']): ToolSeries => {
-      const labels = { tool, outcome };
-      return { labels, calls: 0, duration: this.toolDuration.series(labels) };
-    };
-    const byOutcome = { completed: series('completed'), failed: series('failed') };
+    const byOutcome = { completed: { labels: { tool, outcome: 'completed' }, calls: 0 }, failed: { labels: { tool, outcome: 'failed' }, calls: 0 } };
     this.series.set(tool, byOutcome);
+    for (const outcome of OUTCOMES) this.toolDuration.zero(byOutcome[outcome].labels);
     return byOutcome;
   }
 

@@ -1,0 +1,145 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/frame-cost.ts <streams> <toolCalls> [reps=3] [--target=limit] [--gc-counts] [--heap]`
+ *
+ * The per-frame cost of the streaming path, in-process: the server (toolstream's, as
+ * bench/servers/toolstream-server.ts builds it, or the limit) runs in this process, the load
+ * generator in its own; after a warm-up, each repetition runs `streams` streams of `toolCalls`
+ * calls and prints the server's user and system CPU per frame and its GC pauses. Counts that do
+ * not move with the machine's load, for A/B runs on a busy machine:
+ * - `--gc-counts` runs it again under `node --trace-gc-nvp` and adds, per repetition, the bytes
+ *   the young-generation GC promoted and the bytes allocated, per frame, and the scavenges;
+ * - `--heap` adds V8's sampling heap profile of the repetition: bytes allocated per frame, by
+ *   function (inlined functions count as their caller; `node --no-turbo-inlining` splits them).
+ * Under ts-node, compare toolstream and the limit (or two checkouts) run the same way, not these
+ * figures with the benchmark's compiled servers.
+ */
+import { spawn } from 'node:child_process';
+import type { Server } from 'node:http';
+import { Session } from 'node:inspector';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
+import { LoadProcess } from './lib/processes';
+
+const KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+};
+const RESULT = 'frame-cost:';
+
+interface ProfileNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: ProfileNode[];
+}
+
+async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
+  if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
+  return (await import('./servers/toolstream-server')).createToolstreamServer();
+}
+
+function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
+  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+}
+
+/** Allocation by function from a sampling heap profile, per frame. */
+function allocationLines(head: ProfileNode, frames: number): string {
+  const by = new Map<string, number>();
+  let total = 0;
+  const walk = (node: ProfileNode): void => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/.*\/(node_modules|src|bench)\//, '$1/')}:${lineNumber + 1}`;
+    by.set(key, (by.get(key) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    node.children.forEach(walk);
+  };
+  walk(head);
+  const top = [...by].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  return `\n  allocated ${(total / frames).toFixed(0)} B per frame (sampled); by function:\n${top.map(([k, v]) => `    ${(v / frames).toFixed(0).padStart(6)} B  ${k}`).join('\n')}`;
+}
+
+async function measure(streams: number, toolCalls: number, reps: number, target: string, heap: boolean): Promise<void> {
+  const { server, rpcPath } = await serve(target);
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${rpcPath}`;
+  const load = await LoadProcess.start();
+  const scenario = { toolCalls, intervalMs: 0, idle: false };
+  const session = new Session();
+  session.connect();
+  try {
+    await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
+    // The warm-up's GC lines end here (see --gc-counts).
+    console.log(`${RESULT} warm-up done`);
+    for (let rep = 0; rep < reps; rep++) {
+      const pauses = new Map<string, { count: number; ms: number }>();
+      const observer = new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) {
+          const kind = KINDS[(entry as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
+          const seen = pauses.get(kind) ?? { count: 0, ms: 0 };
+          seen.count += 1;
+          seen.ms += entry.duration;
+          pauses.set(kind, seen);
+        }
+      });
+      observer.observe({ entryTypes: ['gc'] });
+      if (heap) await post(session, 'HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+      const cpu = process.cpuUsage();
+      const result = await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
+      const used = process.cpuUsage(cpu);
+      const allocation = heap ? allocationLines((await post<{ profile: { head: ProfileNode } }>(session, 'HeapProfiler.stopSampling')).profile.head, result.frames) : '';
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      observer.disconnect();
+      if (result.completed !== streams) throw new Error(`${streams - result.completed} streams did not complete: ${result.errors.slice(0, 3).join('; ')}`);
+      const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / result.frames).toFixed(2)} µs`).join(', ');
+      console.log(
+        `${RESULT} ${result.frames} frames: ${target} ${streams} × ${toolCalls}: CPU per frame ${(used.user / result.frames).toFixed(2)} µs user + ${(used.system / result.frames).toFixed(2)} µs system, ` +
+          `${result.framesPerSec.toFixed(0)} frames/s; GC pauses per frame: ${gc}; load average ${loadavg()[0].toFixed(1)}${allocation}`,
+      );
+    }
+  } finally {
+    session.disconnect();
+    await load.stop();
+    server.close();
+  }
+}
+
+/** Runs this script again under --trace-gc-nvp and sums each repetition's scavenges. */
+async function withGcCounts(args: string[]): Promise<void> {
+  const child = spawn(process.execPath, ['--trace-gc-nvp', ...process.execArgv, __filename, ...args.filter((a) => a !== '--gc-counts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let promoted = 0;
+  let allocated = 0;
+  let scavenges = 0;
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (line.includes(' gc=s ')) {
+      promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+      allocated += Number(/ allocated=(\d+)/.exec(line)?.[1] ?? 0);
+      scavenges += 1;
+    } else if (line.startsWith(RESULT)) {
+      const frames = Number(/^frame-cost: (\d+) frames/.exec(line)?.[1] ?? 0);
+      if (frames > 0) {
+        console.log(`${line.slice(RESULT.length + 1)}\n  young generation: ${scavenges} scavenges, ${(promoted / frames).toFixed(0)} B promoted and ${(allocated / frames).toFixed(0)} B allocated per frame`);
+      }
+      promoted = allocated = scavenges = 0;
+    }
+  }
+  await new Promise((resolve) => child.once('close', resolve));
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes('--gc-counts')) return withGcCounts(args);
+  const [streams, toolCalls, reps = 3] = args.filter((a) => !a.startsWith('--')).map(Number);
+  if (!(streams > 0 && toolCalls > 0 && reps > 0)) throw new Error('usage: bench/frame-cost.ts <streams> <toolCalls> [reps] [--target=limit] [--gc-counts] [--heap]');
+  const target = args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream';
+  await measure(streams, toolCalls, reps, target, args.includes('--heap'));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.stack : err);
+    process.exit(1);
+  },
+);
