@@ -6,14 +6,15 @@ export interface BenchConfig {
   /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
   emptyTasks: number;
   /**
-   * Before those, each server serves at least `emptyWarmUpMinTasks` empty tasks, then more
-   * until its CPU per task stops falling (V8 compiling the request path, the heap growing to
-   * its working size: two windows of 500 tasks in a row not 3 % below the one before,
-   * bench/lib/steady.ts), at most `emptyWarmUpMaxTasks` tasks, the same for every server. The
-   * time cap `emptyWarmUpMaxMs` is only a safety: it would give a cheaper server more tasks
-   * (10,000 of toolstream's take about 16 s on a quiet machine, over 60 s at load 10).
-   * Toolstream's kept getting cheaper for about 4,000 tasks at load ~12, the limit's for
-   * about 2,000.
+   * Before those, every server serves the same number of uncounted empty tasks,
+   * `emptyWarmUpMinTasks` (V8 compiling the request path, the heap growing to its working
+   * size). Equal counts, not "until the CPU per task stops falling": toolstream's falls in steps
+   * (a plateau of ~1,000 tasks at ~1,400 µs, then ~600 µs after 4,000-5,000), so a stop on the
+   * first plateau warmed it less than the limit, whose CPU falls smoothly (quick run 16:30:
+   * toolstream stopped at 1,500 tasks, the limit ran to 2,500, 7.19x). The log still says whether
+   * the last windows were still falling (bench/lib/steady.ts). `emptyWarmUpMaxTasks` equals it;
+   * the time cap `emptyWarmUpMaxMs` is only a safety (10,000 of toolstream's tasks take about
+   * 16 s on a quiet machine, over 60 s at load 10).
    */
   emptyWarmUpMinTasks: number;
   emptyWarmUpMaxTasks: number;
@@ -102,7 +103,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 1,
         emptyTasks: 100,
-        emptyWarmUpMinTasks: 1_000,
+        emptyWarmUpMinTasks: 2_500,
         emptyWarmUpMaxTasks: 2_500,
         emptyWarmUpMaxMs: 15_000,
         // The 30,000 point is the one-stream target's; 3,000 and 10,000 only fill in the curve.
@@ -132,7 +133,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 3,
         emptyTasks: 300,
-        emptyWarmUpMinTasks: 3_000,
+        emptyWarmUpMinTasks: 10_000,
         emptyWarmUpMaxTasks: 10_000,
         emptyWarmUpMaxMs: 45_000,
         curveFrameBudget: 10_000,

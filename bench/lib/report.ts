@@ -99,10 +99,10 @@ function target(name: string, s: Spread | undefined, higherIsBetter: boolean, bo
 function warmUpText(empty: EmptyTaskResult): string {
   const warm = TARGETS.flatMap((t) => {
     const w = empty.warmUp?.[t];
-    return w ? [`${LABELS[t].split(' (')[0]} ${n(w.tasks)}${w.steady ? '' : ' (its cap)'}`] : [];
+    return w ? [`${LABELS[t].split(' (')[0]} ${n(w.tasks)}${w.steady ? '' : ' (still falling at its end)'}`] : [];
   });
   if (warm.length === 0) return '';
-  return `, after each server was warmed until its CPU per task stopped falling (tasks it took: ${warm.join(', ')})`;
+  return `, after each server was warmed with the same number of uncounted empty tasks (${warm.join(', ')})`;
 }
 
 export function checkTargets(results: BenchResults, config: BenchConfig): SectionTarget[] {

@@ -20,7 +20,7 @@ export interface EmptyTaskWarmUp {
   tasks: number;
   /** CPU per task of each warm-up window (a trimmed mean), µs. */
   cpuPerTaskUs: number[];
-  /** False: the warm-up reached its cap before the CPU per task settled. */
+  /** False: the CPU per task was still falling in the warm-up's last windows (or the time cap ended it). */
   steady: boolean;
 }
 
@@ -50,9 +50,10 @@ const WINDOW_RUNS = 5;
 const RUN_TASKS = 100;
 
 /**
- * Serves windows of empty tasks until the server's CPU per task has not fallen by 3 % for two
- * windows in a row, after the config's minimum and within its caps (tasks and time). Every
- * server gets the same.
+ * Serves the config's number of empty tasks in windows, the same for every server (see
+ * BenchConfig.emptyWarmUpMinTasks for why not "until it stops falling"), and says whether the
+ * server's CPU per task had settled by the end (the last two windows not 3 % below the one
+ * before). The time cap is only a safety.
  */
 export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, target: Target): Promise<EmptyTaskWarmUp> {
   const window = async (): Promise<Batch> => {
@@ -74,7 +75,7 @@ export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, tar
 /** One line: the tasks a server's warm-up took and its CPU per task window by window. */
 export function describeWarmUp(target: Target, warm: EmptyTaskWarmUp): string {
   const batches = warm.cpuPerTaskUs.map((us) => Math.round(us)).join(' → ');
-  return `${target}: ${warm.tasks} tasks, ${batches} µs per task${warm.steady ? '' : ' (stopped at its cap)'}`;
+  return `${target}: ${warm.tasks} tasks, ${batches} µs per task${warm.steady ? '' : ' (still falling at its end)'}`;
 }
 
 export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<EmptyTaskResult> {
