@@ -10,16 +10,10 @@
  * compare toolstream and the limit run the same way, not these figures with the benchmark's.
  */
 import type { Server } from 'node:http';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
+import { watchGcPauses } from './lib/gc-pauses';
 import { LoadProcess } from './lib/processes';
 
-const KINDS: Record<number, string> = {
-  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
-  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
-  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
-  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
-};
 
 async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
   if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
@@ -38,22 +32,11 @@ async function main(): Promise<void> {
   try {
     // Warm-up past the in-memory store's 10,000 retained tasks, so the measured tasks evict as many.
     await load.run({ url, streams: target === 'limit' ? 2_000 : 12_000, maxOpen: 1, scenario, timeLimitMs: 300_000 });
-    const pauses = new Map<string, { count: number; ms: number }>();
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) {
-        const kind = KINDS[(entry as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
-        const seen = pauses.get(kind) ?? { count: 0, ms: 0 };
-        seen.count += 1;
-        seen.ms += entry.duration;
-        pauses.set(kind, seen);
-      }
-    });
-    observer.observe({ entryTypes: ['gc'] });
+    const gcWatch = watchGcPauses();
     const cpu = process.cpuUsage();
     const result = await load.run({ url, streams: tasks, maxOpen: 1, scenario, timeLimitMs: 300_000 });
     const used = process.cpuUsage(cpu);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    observer.disconnect();
+    const pauses = await gcWatch.stop(100);
     if (result.completed !== tasks) throw new Error(`${tasks - result.completed} tasks did not complete: ${result.errors.slice(0, 3).join('; ')}`);
     const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / tasks).toFixed(1)} µs/task`).join(', ');
     console.log(`${target}: ${((used.user + used.system) / tasks).toFixed(0)} µs of CPU per empty task; GC pauses ${gc}; load average ${loadavg()[0].toFixed(1)}`);

@@ -16,17 +16,11 @@
 import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
-import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
+import { watchGcPauses } from './lib/gc-pauses';
 import { LoadProcess } from './lib/processes';
 
-const KINDS: Record<number, string> = {
-  [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
-  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
-  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
-  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
-};
 const RESULT = 'frame-cost:';
 
 interface ProfileNode {
@@ -73,24 +67,13 @@ async function measure(streams: number, toolCalls: number, reps: number, target:
     // The warm-up's GC lines end here (see --gc-counts).
     console.log(`${RESULT} warm-up done`);
     for (let rep = 0; rep < reps; rep++) {
-      const pauses = new Map<string, { count: number; ms: number }>();
-      const observer = new PerformanceObserver((list) => {
-        for (const entry of list.getEntries()) {
-          const kind = KINDS[(entry as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
-          const seen = pauses.get(kind) ?? { count: 0, ms: 0 };
-          seen.count += 1;
-          seen.ms += entry.duration;
-          pauses.set(kind, seen);
-        }
-      });
-      observer.observe({ entryTypes: ['gc'] });
+      const gcWatch = watchGcPauses();
       if (heap) await post(session, 'HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       const cpu = process.cpuUsage();
       const result = await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
       const used = process.cpuUsage(cpu);
       const allocation = heap ? allocationLines((await post<{ profile: { head: ProfileNode } }>(session, 'HeapProfiler.stopSampling')).profile.head, result.frames) : '';
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      observer.disconnect();
+      const pauses = await gcWatch.stop(50);
       if (result.completed !== streams) throw new Error(`${streams - result.completed} streams did not complete: ${result.errors.slice(0, 3).join('; ')}`);
       const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / result.frames).toFixed(2)} µs`).join(', ');
       console.log(

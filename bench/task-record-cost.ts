@@ -6,30 +6,17 @@
  * tasks by default, so the garbage collector's share is counted too. A one-off check for
  * changes to task creation: run it on a checkout with and without the change, alternating.
  */
-import { Role, type Message } from '@a2a-js/sdk';
 import { TaskRecord } from '../src/a2a/task-record';
+import { emptyTaskMessage } from './lib/empty-task-message';
 
 const RECORDS = 200_000;
 const KEPT = 10_000;
-
-function message(taskId: string): Message {
-  return {
-    messageId: `bench-${taskId}`,
-    contextId: 'c',
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: '{"toolCalls":0,"intervalMs":0}' }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 let kept: TaskRecord[] = [];
 const start = process.cpuUsage();
 for (let i = 0; i < RECORDS; i++) {
   const id = `t${i}`;
-  kept.push(new TaskRecord({ id, contextId: 'c', owner: undefined, message: message(id), text: 'x', maxEvents: 10_000, maxFinishedTools: 100 }));
+  kept.push(new TaskRecord({ id, contextId: 'c', owner: undefined, message: emptyTaskMessage(id, 'c'), text: 'x', maxEvents: 10_000, maxFinishedTools: 100 }));
   if (kept.length > KEPT) kept = [];
 }
 const used = process.cpuUsage(start);

@@ -7,25 +7,12 @@
  * the garbage collector's share of what the store keeps is counted too. A one-off check for
  * changes to the store's bookkeeping: run it on a checkout with and without the change, alternating.
  */
-import { Role, type Message } from '@a2a-js/sdk';
 import { InMemoryTaskStore } from '../src/a2a/store/in-memory-task-store';
 import type { TaskRecord } from '../src/a2a/task-record';
+import { emptyTaskMessage } from './lib/empty-task-message';
 
 const TASKS = Number(process.argv[2] ?? 100_000);
 const KEPT = 10_000;
-
-function message(taskId: string): Message {
-  return {
-    messageId: `m-${taskId}`,
-    contextId: '',
-    taskId,
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: '{"toolCalls":0,"intervalMs":0}' }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
 
 async function main(): Promise<void> {
   const store = new InMemoryTaskStore({ maxEventsPerTask: 10_000, maxFinishedToolsPerTask: 100, maxRetainedTasks: KEPT, maxRetainedBytes: 256 * 1024 * 1024 });
@@ -33,7 +20,7 @@ async function main(): Promise<void> {
     for (let i = from; i < from + count; i++) {
       const id = `t${i}`;
       await store.claimMessage(undefined, `m-${id}`, id);
-      const task = (await store.create({ id, contextId: `c${i}`, owner: undefined, message: message(id), text: 'x' })) as TaskRecord;
+      const task = (await store.create({ id, contextId: `c${i}`, owner: undefined, message: emptyTaskMessage(id, ''), text: 'x' })) as TaskRecord;
       task.narrate('thinking');
       task.complete('done');
       store.expire(id, 3_600_000);
