@@ -244,10 +244,7 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Drops the entries already done or stale (tasks forgotten earlier) once they are most of the queue. */
   private compactExpiries(): void {
-    const pending = this.expiryAts.length - this.expiryHead;
-    const mostlyDone = this.expiryHead >= 1024 && this.expiryHead >= pending;
-    const mostlyStale = pending >= 2 * this.expiresAt.size + 1024;
-    if (!mostlyDone && !mostlyStale) return;
+    if (!worthCompacting(this.expiryHead, this.expiryAts.length, this.expiresAt.size)) return;
     const ids: string[] = [];
     const ats: number[] = [];
     for (let i = this.expiryHead; i < this.expiryAts.length; i++) {
@@ -273,10 +270,7 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Drops the ids already passed, or forgotten by their TTL, once they are most of the order. */
   private compactFinishedOrder(): void {
-    const pending = this.finishedOrder.length - this.finishedHead;
-    const mostlyDone = this.finishedHead >= 1024 && this.finishedHead >= pending;
-    const mostlyStale = pending >= 2 * this.finished.size + 1024;
-    if (!mostlyDone && !mostlyStale) return;
+    if (!worthCompacting(this.finishedHead, this.finishedOrder.length, this.finished.size)) return;
     const ids: string[] = [];
     for (let i = this.finishedHead; i < this.finishedOrder.length; i++) {
       if (this.finished.has(this.finishedOrder[i])) ids.push(this.finishedOrder[i]);
@@ -385,4 +379,13 @@ function decodeCursor(token: string): number {
 /** One caller's message: the same messageId from another caller is another message. */
 function messageKey(owner: CallerId, messageId: string): string {
   return JSON.stringify([owner ?? null, messageId]);
+}
+
+/**
+ * Whether a queue kept as an array and a head index is worth copying: once the entries passed
+ * (before `head`) are most of it, or the entries left are mostly stale (more than twice the `live` ones).
+ */
+function worthCompacting(head: number, length: number, live: number): boolean {
+  const pending = length - head;
+  return (head >= 1024 && head >= pending) || pending >= 2 * live + 1024;
 }
