@@ -17,6 +17,8 @@ const OUTCOMES: ToolCallOutcome['outcome'][] = ['completed', 'failed'];
 interface ToolSeries {
   labels: { tool: string; outcome: string };
   calls: number;
+  /** The histogram's child bound to this label set (prom-client's `labels()`), made once per series. */
+  duration: Histogram.Internal<'tool' | 'outcome'>;
 }
 
 /**
@@ -165,7 +167,7 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
     // Every series exists from the start (zeroToolSeries): its label object is made once, not per call.
     const series = (this.series.get(tool) ?? this.addToolSeries(tool))[call.outcome];
     series.calls++;
-    this.toolDuration.observe(series.labels, call.seconds);
+    series.duration.observe(call.seconds);
   }
 
   /** The Prometheus text exposition of the registry. */
@@ -180,9 +182,13 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
 
   /** A tool's series, at zero (label values are bounded by ToolLabels, so the series are too). */
   private addToolSeries(tool: string): Record<ToolCallOutcome['outcome'], ToolSeries> {
-    const byOutcome = { completed: { labels: { tool, outcome: 'completed' }, calls: 0 }, failed: { labels: { tool, outcome: 'failed' }, calls: 0 } };
+    const series = (outcome: ToolCallOutcome['outcome']): ToolSeries => {
+      const labels = { tool, outcome };
+      this.toolDuration.zero(labels);
+      return { labels, calls: 0, duration: this.toolDuration.labels(labels) };
+    };
+    const byOutcome = { completed: series('completed'), failed: series('failed') };
     this.series.set(tool, byOutcome);
-    for (const outcome of OUTCOMES) this.toolDuration.zero(byOutcome[outcome].labels);
     return byOutcome;
   }
 
