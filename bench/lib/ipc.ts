@@ -16,6 +16,8 @@ export type ServerCommand =
   | { type: 'memory'; gc: boolean }
   /** Exports the spans the OpenTelemetry SDK still holds (its BatchSpanProcessor's buffer); no-op without an SDK. */
   | { type: 'flush-spans' }
+  /** The registered SDK's own CPU per span like toolstream's tool spans (lib/sdk-span-floor.ts). */
+  | { type: 'span-floor'; spans: number }
   /** V8's sampling profiler, started and stopped around the load to profile (warm-up excluded). */
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
@@ -29,6 +31,7 @@ export type ServerReply =
   | { type: 'cpu'; userUs: number; systemUs: number }
   | { type: 'memory'; rss: number; heapUsed: number; external: number }
   | { type: 'spans-flushed' }
+  | { type: 'span-floor'; spans: number; perSpanUs: number; loopPerSpanUs: number }
   | { type: 'profile-started' }
   | { type: 'profile-written'; file: string }
   /** Pause durations in ms: young-generation scavenges, and every other kind of GC. */

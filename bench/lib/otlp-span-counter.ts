@@ -2,10 +2,12 @@
  * An OTLP/HTTP trace receiver for the observability section, in the harness process: it stands
  * for the collector a deployment runs next to its service (localhost:4318), answers every
  * export at once with 200, and counts the spans it received per path, so each server under
- * test exports to a path of its own. Only `http/protobuf` (the exporter's default): the spans
- * are counted by walking the protobuf fields, without decoding the rest.
+ * test exports to a path of its own. `http/protobuf` (the exporter's default) is counted by
+ * walking the protobuf fields, without decoding the rest; `http/json` (bench/sdk-span-floor.ts
+ * compares the two) by parsing it.
  */
 import { createServer, type Server } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 
 /** The spans in an ExportTraceServiceRequest: resource_spans (1) → scope_spans (2) → spans (2). */
 export function countSpans(body: Buffer): number {
@@ -15,6 +17,14 @@ export function countSpans(body: Buffer): number {
       spans += [...lengthDelimited(body, scopeSpans.start, scopeSpans.end, 2)].length;
     }
   }
+  return spans;
+}
+
+/** The spans in an ExportTraceServiceRequest sent as `http/json`. */
+export function countJsonSpans(body: Buffer): number {
+  const request = JSON.parse(body.toString('utf8')) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
+  let spans = 0;
+  for (const resourceSpans of request.resourceSpans ?? []) for (const scopeSpans of resourceSpans.scopeSpans ?? []) spans += scopeSpans.spans?.length ?? 0;
   return spans;
 }
 
@@ -59,9 +69,12 @@ export class OtlpSpanCounter {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const path = req.url ?? '/';
-        received.set(path, (received.get(path) ?? 0) + countSpans(Buffer.concat(chunks)));
+        const json = req.headers['content-type']?.includes('json') === true;
+        // OTEL_EXPORTER_OTLP_COMPRESSION=gzip
+        const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
+        received.set(path, (received.get(path) ?? 0) + (json ? countJsonSpans(body) : countSpans(body)));
         // An empty ExportTraceServiceResponse: everything accepted.
-        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : undefined);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

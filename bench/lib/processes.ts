@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { LoadJob, LoadResult } from '../load/load-types';
 import type { ExecutorOverheadResult } from '../sections/executor-overhead';
 import type { BenchConfig } from './config';
+import type { SpanFloor } from './sdk-span-floor';
 import type { LoadCommand, LoadReply, ServerCommand, ServerReply, Target } from './ipc';
 import { ValidityLedger } from './validity';
 
@@ -104,6 +105,12 @@ export class ServerProcess {
   /** Makes the server's OpenTelemetry SDK export every span it still holds, and waits for the export. */
   async flushSpans(): Promise<void> {
     await this.ask({ type: 'flush-spans' }, 'spans-flushed');
+  }
+
+  /** The server's OpenTelemetry SDK's own CPU per span, over `spans` spans like its tool spans (lib/sdk-span-floor.ts). */
+  async spanFloor(spans: number): Promise<SpanFloor> {
+    const { perSpanUs, loopPerSpanUs } = await this.ask({ type: 'span-floor', spans }, 'span-floor');
+    return { spans, perSpanUs, loopPerSpanUs };
   }
 
   /** RSS and heap in bytes, after a full garbage collection when `gc` (else as they are now). */

@@ -52,6 +52,8 @@ const slicesFor = (quick: boolean): number => (quick ? 2 : 4);
 const SCRAPE_INTERVAL_S = 15;
 /** The target: at most this much more server CPU per frame with both on, on the worst repetition. */
 const MAX_OVERHEAD_PCT = 10;
+/** Spans of the SDK floor measurement (lib/sdk-span-floor.ts) per repetition, in the on server. */
+const floorSpansFor = (quick: boolean): number => (quick ? 5_000 : 20_000);
 
 interface Case {
   label: string;
@@ -70,6 +72,16 @@ interface Rep {
   spansPerTask: number;
   /** The scrape's share per frame, amortised at one scrape per SCRAPE_INTERVAL_S at this frame rate (µs). */
   scrapePerFrameUs: number;
+}
+
+/** The SDK's own CPU per span like an execute_tool span, against the budget per tool call, in one repetition. */
+interface Floor {
+  /** The on server's SDK, per span (µs): made, ended, batched, encoded, sent (lib/sdk-span-floor.ts). */
+  sdkPerSpanUs: number;
+  /** Off's server CPU per tool call in the same repetition (µs). */
+  offPerToolCallUs: number;
+  /** MAX_OVERHEAD_PCT of it: all that one tool call's tracing and metrics may add. */
+  budgetPerToolCallUs: number;
 }
 
 interface Slice {
@@ -150,7 +162,7 @@ export const observabilitySection: BenchSection = {
     const receiver = await OtlpSpanCounter.start();
     const rows: SectionRow[] = [];
     const targets: SectionTarget[] = [];
-    const data: Record<string, Rep[] | Spread | number> = { scrapeIntervalS: SCRAPE_INTERVAL_S };
+    const data: Record<string, Rep[] | Floor[] | Spread | number> = { scrapeIntervalS: SCRAPE_INTERVAL_S };
     try {
       // The servers start side by side (each boots the whole app); a failed start stops the others below.
       const started = await Promise.allSettled(
@@ -186,6 +198,7 @@ export const observabilitySection: BenchSection = {
       for (const c of cases(config.quick)) {
         const byMode: Record<Mode, Rep[]> = { off: [], on: [], tracing: [], metrics: [] };
         const overheads: Record<Mode, number[]> = { off: [], on: [], tracing: [], metrics: [] };
+        const floors: Floor[] = [];
         for (let rep = 0; rep < reps; rep++) {
           const loadAverage = loadavg()[0];
           const sum: Record<Mode, Slice> = { off: empty(), on: empty(), tracing: empty(), metrics: empty() };
@@ -207,6 +220,13 @@ export const observabilitySection: BenchSection = {
             byMode[mode].push({ mode, loadAverage, frames: t.frames, framesPerSec, cpuPerFrameUs: t.cpuUs / t.frames + scrapePerFrameUs, spansPerTask: t.spans / c.streams, scrapePerFrameUs });
           }
           for (const mode of MODES) overheads[mode].push((byMode[mode][rep].cpuPerFrameUs / byMode.off[rep].cpuPerFrameUs - 1) * 100);
+          floors.push(await sdkFloor(servers.get('on')!, receiver, floorSpansFor(config.quick), byMode.off[rep].cpuPerFrameUs * FRAMES_PER_TOOL_CALL));
+          const f = floors[rep];
+          log(
+            `observability ${c.label}, repetition ${rep + 1}: the on server's OpenTelemetry SDK spends ${f.sdkPerSpanUs.toFixed(2)} µs of CPU per span like an execute_tool span ` +
+              `(${floorSpansFor(config.quick)} spans, every one received); the budget per tool call is ${f.budgetPerToolCallUs.toFixed(2)} µs (${MAX_OVERHEAD_PCT} % of off's ${f.offPerToolCallUs.toFixed(1)} µs per tool call): ` +
+              `the SDK's span alone is ${(f.sdkPerSpanUs / f.budgetPerToolCallUs).toFixed(2)}x the budget`,
+          );
         }
         for (const mode of MODES) {
           const mine = byMode[mode];
@@ -222,6 +242,14 @@ export const observabilitySection: BenchSection = {
             ],
           });
         }
+        rows.push(
+          { label: `${c.label}: the SDK's own CPU per span like an execute_tool span, in the on server (µs, not per frame)`, cells: [spread(floors.map((f) => f.sdkPerSpanUs)), '—', '—', '—', '—', '—'] },
+          {
+            label: `${c.label}: the budget per tool call, ${MAX_OVERHEAD_PCT} % of off's CPU per tool call in the same repetition (µs, not per frame)`,
+            cells: [spread(floors.map((f) => f.budgetPerToolCallUs)), '—', '—', '—', '—', '—'],
+          },
+        );
+        data[`${c.label}: SDK floor`] = floors;
         const overhead = spread(overheads.on);
         const w = worst(overhead, false);
         targets.push({
@@ -265,6 +293,19 @@ export const observabilitySection: BenchSection = {
 };
 
 const metricsUrl = (server: ServerProcess): string => `${new URL(server.url).origin}/metrics`;
+
+/**
+ * The on server's SDK floor (lib/sdk-span-floor.ts), outside the slices' CPU windows, with the
+ * receiver's count as proof that every span was exported (the batch processor drops spans when
+ * its queue is full).
+ */
+async function sdkFloor(on: ServerProcess, receiver: OtlpSpanCounter, spans: number, offPerToolCallUs: number): Promise<Floor> {
+  const before = receiver.received('on');
+  const { perSpanUs } = await on.spanFloor(spans);
+  const received = receiver.received('on') - before;
+  if (received !== spans) throw new Error(`observability: the SDK floor made ${spans} spans, the receiver got ${received}`);
+  return { sdkPerSpanUs: perSpanUs, offPerToolCallUs, budgetPerToolCallUs: (offPerToolCallUs * MAX_OVERHEAD_PCT) / 100 };
+}
 
 function empty(): Slice {
   return { frames: 0, cpuUs: 0, seconds: 0, spans: 0 };

@@ -100,6 +100,8 @@ async function main(): Promise<void> {
       // The SDK's provider behind the API's proxy; without an SDK it is the no-op one (nothing to flush).
       const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as { forceFlush?: () => Promise<void> };
       void Promise.resolve(provider.forceFlush?.()).then(() => reply({ type: 'spans-flushed' }));
+    } else if (command.type === 'span-floor') {
+      void import('../lib/sdk-span-floor').then(async ({ measureSdkSpanFloor }) => reply({ type: 'span-floor', ...(await measureSdkSpanFloor(command.spans)) }));
     } else if (command.type === 'cpu') {
       const { user, system } = process.cpuUsage();
       reply({ type: 'cpu', userUs: user, systemUs: system });
