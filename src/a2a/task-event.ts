@@ -39,6 +39,16 @@ export class TaskEvent {
     return this.text.length;
   }
 
+  /** Its JSON's length in UTF-8 bytes. */
+  get jsonBytes(): number {
+    return Buffer.byteLength(this.text);
+  }
+
+  /** Writes its JSON (UTF-8) into `buffer` at `offset`; returns the offset after it. */
+  writeJson(buffer: Buffer, offset: number): number {
+    return offset + buffer.write(this.text, offset);
+  }
+
   /** The StreamResponse, decoded again from its JSON (a fresh object on each read). */
   get response(): StreamResponse {
     return StreamResponse.fromJSON(JSON.parse(this.json));
@@ -85,6 +95,19 @@ export class ToolFrameEvent extends TaskEvent {
 
   override get weight(): number {
     return toolEventWeight(this.head, this.artifactIdJson.length + this.frameJson.length, this.lastChunk);
+  }
+
+  override get jsonBytes(): number {
+    return Buffer.byteLength(this.head) + Buffer.byteLength(this.artifactIdJson) + Buffer.byteLength(this.frameJson) + toolEventWeight('', 0, this.lastChunk);
+  }
+
+  /** Piece by piece: the joined JSON (a string the size of the frame) is never made. */
+  override writeJson(buffer: Buffer, offset: number): number {
+    offset += buffer.write(this.head, offset);
+    offset += buffer.write(this.artifactIdJson, offset);
+    offset += buffer.write(TOOL_ARTIFACT_MIDDLE_JSON, offset, 'latin1');
+    offset += buffer.write(this.frameJson, offset);
+    return offset + buffer.write(this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON, offset, 'latin1');
   }
 }
 

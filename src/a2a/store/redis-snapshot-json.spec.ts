@@ -1,7 +1,9 @@
 import { Role, Task, TaskState, type Artifact } from '@a2a-js/sdk';
 import type { ToolCallArtifactData } from '../../extensions/tool-call-v1';
 import { textPart, toolArtifact } from '../task-record';
-import { taskSnapshotJson } from './redis-snapshot-json';
+import { taskSnapshotBuffer } from './redis-snapshot-json';
+
+const taskSnapshotJson = (t: Task): string => taskSnapshotBuffer(t).toString();
 
 function task(artifacts: Artifact[]): Task {
   return {
@@ -16,7 +18,7 @@ function task(artifacts: Artifact[]): Task {
 
 const plain = (t: Task): unknown => JSON.parse(JSON.stringify(Task.toJSON(t)));
 
-describe('taskSnapshotJson', () => {
+describe('taskSnapshotBuffer', () => {
   it('is the JSON of Task.toJSON, for tasks with and without artifacts', () => {
     const started: ToolCallArtifactData = { toolCallId: 'a', name: 'calc', phase: 'started', args: { x: 1 } };
     const answer: Artifact = { artifactId: 'answer', name: 'answer', description: '', parts: [textPart('4')], metadata: undefined, extensions: [] };
@@ -38,5 +40,14 @@ describe('taskSnapshotJson', () => {
     expect(JSON.parse(taskSnapshotJson(task([renamed])))).toEqual(plain(task([renamed])));
     const withMetadata: Artifact = { ...toolArtifact(completed), metadata: { k: 'v' } };
     expect(JSON.parse(taskSnapshotJson(task([withMetadata])))).toEqual(plain(task([withMetadata])));
+  });
+
+  it('writes multi-byte text at its UTF-8 length (no byte short or left over)', () => {
+    const accented: ToolCallArtifactData = { toolCallId: 'é', name: 'calc', phase: 'completed', result: 'naïve 🙂 ünïcödé' };
+    const t = task([toolArtifact(accented), toolArtifact({ toolCallId: 'b', name: 'calc', phase: 'started', args: { q: '日本' } })]);
+    const buffer = taskSnapshotBuffer(t);
+    expect(JSON.parse(buffer.toString())).toEqual(plain(t));
+    // Written twice (the second time from the cache): the same bytes.
+    expect(taskSnapshotBuffer(t).equals(buffer)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { Role } from '@a2a-js/sdk';
-import { TaskEvent } from '../task-event';
+import { TaskEvent, ToolFrameEvent } from '../task-event';
 import { TaskRecord, textPart } from '../task-record';
 import { encodeBatch, RedisTaskAppender, type AppendCall } from './redis-task-appender';
 
@@ -103,6 +103,21 @@ describe('encodeBatch', () => {
       { seq: 9, flags: 'te-', json: json(9) },
       { seq: 10, flags: 'e-', json: json(10) },
     ]);
+  });
+
+  it("writes a tool frame's event from its pieces, the same bytes as its JSON", () => {
+    const head = '{"artifactUpdate":{"taskId":"t1","contextId":"ctx-ünï 🙂","artifact":{"artifactId":';
+    const frames = [
+      new ToolFrameEvent(12, head, '"tool-é"', JSON.stringify({ toolCallId: 'é', phase: 'started', args: { q: '日本 a b' } }), false),
+      new ToolFrameEvent(123456, head, '"tool-2"', JSON.stringify({ toolCallId: '2', phase: 'completed', result: 4 }), true),
+    ];
+    const buffer = encodeBatch(frames);
+    expect(buffer.length).toBe(Buffer.byteLength(buffer.toString()));
+    expect(decodeBatch(buffer)).toEqual([
+      { seq: 12, flags: 't-', json: frames[0].json },
+      { seq: 123456, flags: 't-', json: frames[1].json },
+    ]);
+    expect(JSON.parse(frames[1].json)).toMatchObject({ artifactUpdate: { lastChunk: true } });
   });
 });
 

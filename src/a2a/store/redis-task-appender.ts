@@ -1,7 +1,7 @@
 import { type TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
-import { taskSnapshotJson } from './redis-snapshot-json';
+import { taskSnapshotBuffer } from './redis-snapshot-json';
 
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
@@ -61,28 +61,42 @@ return 1
 `;
 
 /**
- * A batch as APPEND_SCRIPT reads it, in one buffer: written straight from each event's JSON,
- * with no string of the whole batch (nor of the command) made on the heap on the way.
+ * A batch as APPEND_SCRIPT reads it, in one buffer: written straight from each event's JSON
+ * (a tool frame's from its pieces), with no string of an event, of the batch or of the command
+ * made on the heap on the way.
  */
 export function encodeBatch(batch: readonly TaskEvent[]): Buffer {
-  const heads: string[] = new Array<string>(batch.length);
-  const jsons: string[] = new Array<string>(batch.length);
   let bytes = 0;
-  for (let i = 0; i < batch.length; i++) {
-    const event = batch[i];
-    const head = `\n${event.seq} ${event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-'} `;
-    const json = event.json;
-    heads[i] = head;
-    jsons[i] = json;
-    bytes += head.length + Buffer.byteLength(json);
-  }
+  for (const event of batch) bytes += 3 + digits(event.seq) + flagsOf(event).length + event.jsonBytes;
   const buffer = Buffer.allocUnsafe(bytes);
   let offset = 0;
-  for (let i = 0; i < batch.length; i++) {
-    offset += buffer.write(heads[i], offset, 'latin1');
-    offset += buffer.write(jsons[i], offset);
+  for (const event of batch) {
+    offset = buffer.writeUInt8(NEWLINE, offset);
+    offset += buffer.write(String(event.seq), offset, 'latin1');
+    offset = buffer.writeUInt8(SPACE, offset);
+    offset += buffer.write(flagsOf(event), offset, 'latin1');
+    offset = buffer.writeUInt8(SPACE, offset);
+    offset = event.writeJson(buffer, offset);
   }
   return buffer;
+}
+
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+
+/** An event's flags as the script and the PUBLISH carry them ('t' a tool frame, 'e' the end). */
+function flagsOf(event: TaskEvent): string {
+  return event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-';
+}
+
+/** The decimal digits of a positive integer. */
+function digits(n: number): number {
+  let count = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    count += 1;
+  }
+  return count;
 }
 
 /** The script call: resolves 1 when stored, 0 when another writer holds the lease. */
@@ -315,7 +329,7 @@ export class RedisTaskAppender {
       taskStateToJSON(state),
       statusTime,
       last,
-      withSnapshot ? taskSnapshotJson(task.snapshot()) : '',
+      withSnapshot ? taskSnapshotBuffer(task.snapshot()) : '',
       answer !== undefined && answer !== this.storedAnswer ? answer : '',
       this.options.channel,
       index ? this.options.ownerMember : '',
