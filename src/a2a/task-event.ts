@@ -67,6 +67,9 @@ const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
 const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
 const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
 const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
+/** A tool frame's artifact alone (as a snapshot lists it): the same text as in the event. */
+const TOOL_ARTIFACT_OPENING_JSON = '{"artifactId":';
+const TOOL_ARTIFACT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}`;
 const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
 
 /**
@@ -99,6 +102,20 @@ export class ToolFrameEvent extends TaskEvent {
 
   override get jsonBytes(): number {
     return Buffer.byteLength(this.head) + Buffer.byteLength(this.artifactIdJson) + Buffer.byteLength(this.frameJson) + toolEventWeight('', 0, this.lastChunk);
+  }
+
+  /** Its artifact's JSON (`{"artifactId":…}`, as the event holds it) in UTF-8 bytes. */
+  get artifactJsonBytes(): number {
+    return TOOL_ARTIFACT_OPENING_JSON.length + Buffer.byteLength(this.artifactIdJson) + TOOL_ARTIFACT_MIDDLE_JSON.length + Buffer.byteLength(this.frameJson) + TOOL_ARTIFACT_TAIL_JSON.length;
+  }
+
+  /** Writes its artifact's JSON into `buffer` at `offset`, piece by piece (a snapshot's); returns the offset after it. */
+  writeArtifactJson(buffer: Buffer, offset: number): number {
+    offset += buffer.write(TOOL_ARTIFACT_OPENING_JSON, offset, 'latin1');
+    offset += buffer.write(this.artifactIdJson, offset);
+    offset += buffer.write(TOOL_ARTIFACT_MIDDLE_JSON, offset, 'latin1');
+    offset += buffer.write(this.frameJson, offset);
+    return offset + buffer.write(TOOL_ARTIFACT_TAIL_JSON, offset, 'latin1');
   }
 
   /** Piece by piece: the joined JSON (a string the size of the frame) is never made. */

@@ -326,6 +326,15 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /**
+   * The task's artifacts as snapshot() lists them, a tool's as its latest frame's event where it
+   * has one (the artifact's JSON is part of the event's: a shared store writes it from there,
+   * without decoding the frame and encoding it again).
+   */
+  snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
+    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
+  }
+
+  /**
    * Follows the events after `listener.cursor`: the retained ones at once, then each new one as
    * it is appended. Both happen in one synchronous step, so no event can fall between replay and
    * live delivery. Returns the function that stops following.
@@ -577,6 +586,11 @@ class KeptTool {
   latest(event: ToolFrameEvent): void {
     this.event = event;
     this.decoded = undefined;
+  }
+
+  /** Its latest frame's event; undefined for a restored one. */
+  get latestEvent(): ToolFrameEvent | undefined {
+    return this.restored ? undefined : this.event;
   }
 
   /** The bytes of its latest event's JSON (a fair measure of what the artifact holds); 0 for a restored one. */

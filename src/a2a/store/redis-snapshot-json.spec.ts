@@ -1,6 +1,6 @@
 import { Role, Task, TaskState, type Artifact } from '@a2a-js/sdk';
 import type { ToolCallArtifactData } from '../../extensions/tool-call-v1';
-import { textPart, toolArtifact } from '../task-record';
+import { TaskRecord, textPart, toolArtifact } from '../task-record';
 import { taskSnapshotBuffer } from './redis-snapshot-json';
 
 const taskSnapshotJson = (t: Task): string => taskSnapshotBuffer(t).toString();
@@ -49,5 +49,26 @@ describe('taskSnapshotBuffer', () => {
     expect(JSON.parse(buffer.toString())).toEqual(plain(t));
     // Written twice (the second time from the cache): the same bytes.
     expect(taskSnapshotBuffer(t).equals(buffer)).toBe(true);
+  });
+
+  it("writes a record's tools from their latest frames' events: the same task as Task.toJSON of its snapshot", () => {
+    const message = { messageId: 'm1', contextId: 'cé', taskId: 't1', role: Role.ROLE_USER, parts: [textPart('hi')], metadata: undefined, extensions: [], referenceTaskIds: [] };
+    const record = new TaskRecord({ id: 't1', contextId: 'cé', owner: undefined, message, text: 'hi', maxEvents: 100, maxFinishedTools: 2 });
+    const check = (): void => {
+      const buffer = taskSnapshotBuffer(record.snapshot({ includeArtifacts: false }), record.snapshotArtifacts());
+      expect(JSON.parse(buffer.toString())).toEqual(plain(record.snapshot()));
+    };
+    check();
+    record.toolFrame({ toolCallId: 'a', name: 'calc', phase: 'started', args: { q: '日本 🙂' } });
+    check();
+    record.answer('four ü', false, false);
+    record.toolFrame({ toolCallId: 'a', name: 'calc', phase: 'completed', result: 4 });
+    record.toolFrame({ toolCallId: 'b', name: 'calc', phase: 'started', args: {} });
+    record.toolFrame({ toolCallId: 'b', name: 'calc', phase: 'failed', error: 'no' });
+    record.toolFrame({ toolCallId: 'c', name: 'calc', phase: 'completed', result: [1, 'two'] });
+    check();
+    record.complete('four ü');
+    check();
+    expect(record.snapshot().artifacts.length).toBeGreaterThan(1);
   });
 });

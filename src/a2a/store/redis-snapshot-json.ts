@@ -1,4 +1,5 @@
 import { Artifact, Task } from '@a2a-js/sdk';
+import { ToolFrameEvent } from '../task-event';
 
 interface CachedArtifact {
   /** The artifact as it was serialized: its other fields must match for the JSON to be reused. */
@@ -65,25 +66,28 @@ function sized(json: string): { json: string; bytes: number } {
 
 /**
  * The UTF-8 of `JSON.stringify(Task.toJSON(task))`, the same object with `artifacts` last,
- * reusing the JSON of artifacts serialized before, written piece by piece into one buffer. A
- * running task's snapshot is stored once a second and at each state change, and holds up to
- * maxFinishedToolsPerTask finished tools' artifacts that do not change between snapshots: each is
- * serialized once instead of at every snapshot, and the snapshot (tens of kB) is never one string
- * on the heap (joined, it was copied flat once more when the command was written: ~2 kB of heap
- * per frame at 100 paced streams, the largest item of Redis mode's allocation there).
+ * written piece by piece into one buffer. `artifacts` (default: the task's) may give a tool's
+ * artifact as its latest frame's event (TaskRecord.snapshotArtifacts), whose JSON holds the
+ * artifact's: it is written from there, with no decoding or encoding of the frame. Other artifacts
+ * reuse the JSON they were serialized to before. A running task's snapshot is stored once a second
+ * and at each state change, and holds up to maxFinishedToolsPerTask finished tools' artifacts:
+ * none is serialized again, and the snapshot (tens of kB) is never one string on the heap (joined,
+ * it was copied flat once more when the command was written: ~2 kB of heap per frame at 100 paced
+ * streams, the largest item of Redis mode's allocation there).
  */
-export function taskSnapshotBuffer(task: Task): Buffer {
-  if (task.artifacts.length === 0) return Buffer.from(JSON.stringify(Task.toJSON(task)));
+export function taskSnapshotBuffer(task: Task, artifacts: readonly (Artifact | ToolFrameEvent)[] = task.artifacts): Buffer {
+  if (artifacts.length === 0) return Buffer.from(JSON.stringify(Task.toJSON({ ...task, artifacts: [] })));
   const head = JSON.stringify(Task.toJSON({ ...task, artifacts: [] }));
   const opening = `${head.slice(0, -1)}${head === '{}' ? '' : ','}"artifacts":[`;
-  const artifacts = task.artifacts.map(jsonOfArtifact);
+  const jsons = artifacts.map((artifact) => (artifact instanceof ToolFrameEvent ? undefined : jsonOfArtifact(artifact)));
   let bytes = Buffer.byteLength(opening) + artifacts.length - 1 + 2;
-  for (const artifact of artifacts) bytes += artifact.bytes;
+  for (let i = 0; i < artifacts.length; i++) bytes += jsons[i]?.bytes ?? (artifacts[i] as ToolFrameEvent).artifactJsonBytes;
   const buffer = Buffer.allocUnsafe(bytes);
   let offset = buffer.write(opening, 0);
   for (let i = 0; i < artifacts.length; i++) {
     if (i > 0) offset = buffer.writeUInt8(0x2c, offset);
-    offset += buffer.write(artifacts[i].json, offset);
+    const json = jsons[i];
+    offset = json ? offset + buffer.write(json.json, offset) : (artifacts[i] as ToolFrameEvent).writeArtifactJson(buffer, offset);
   }
   buffer.write(']}', offset, 'latin1');
   return buffer;

@@ -329,7 +329,7 @@ export class RedisTaskAppender {
       taskStateToJSON(state),
       statusTime,
       last,
-      withSnapshot ? taskSnapshotBuffer(task.snapshot()) : '',
+      withSnapshot ? taskSnapshotBuffer(task.snapshot({ includeArtifacts: false }), task.snapshotArtifacts()) : '',
       answer !== undefined && answer !== this.storedAnswer ? answer : '',
       this.options.channel,
       index ? this.options.ownerMember : '',
