@@ -1,15 +1,16 @@
 import Redis from 'ioredis';
 import { TaskEvent } from '../src/a2a/task-event';
-import { APPEND_SCRIPT, encodeBatch } from '../src/a2a/store/redis-task-appender';
+import { APPEND_SCRIPT, appendHead, encodeBatch, type AppendHead } from '../src/a2a/store/redis-task-appender';
 import { startRedis, type TestRedis } from './support/redis-server';
 
 const KEYS = ['t:task', 't:events', 't:owner'];
 const CHANNEL = 't:channel';
 
-/** The script's ARGV for a batch (see APPEND_SCRIPT): lease, maxlen, state, statusTime, lastSeq, snapshot, answer, channel, member, ttl, publish, batch. */
-function argv(events: TaskEvent[], lease = 'lease-1', publish = '1'): (string | number | Buffer)[] {
+/** The script's ARGV for a batch (see APPEND_SCRIPT): lease, head, channel, batch, then the optional member, snapshot and answer. */
+function argv(events: TaskEvent[], lease = 'lease-1', publish = true, head: Partial<AppendHead> = {}, optional: string[] = []): (string | Buffer)[] {
   const last = events[events.length - 1]?.seq ?? 0;
-  return [lease, 1_000, 'TASK_STATE_WORKING', 1_000, last, '', '', CHANNEL, '', '', publish, events.length > 0 ? encodeBatch(events) : ''];
+  const fields: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: last, ttlMs: 0, publish, member: false, snapshot: false, answer: false, ...head };
+  return [Buffer.from(lease), appendHead(fields), Buffer.from(CHANNEL), events.length > 0 ? encodeBatch(events) : '', ...optional];
 }
 
 /** JSON with what the batch's framing must survive: spaces, escaped newlines, multi-byte characters. */
@@ -21,7 +22,7 @@ describe('the append script, on a real Redis (e2e)', () => {
   let server: TestRedis;
   let redis: Redis;
   let subscriber: Redis;
-  const append = (args: (string | number | Buffer)[]): Promise<number> => redis.evalsha(sha, 3, ...KEYS, ...args) as Promise<number>;
+  const append = (args: (string | Buffer)[]): Promise<number> => redis.evalsha(sha, 3, ...KEYS, ...args) as Promise<number>;
   let sha: string;
 
   beforeAll(async () => {
@@ -63,7 +64,7 @@ describe('the append script, on a real Redis (e2e)', () => {
     await subscriber.subscribe(CHANNEL);
     expect(await append(argv([event(2), event(3, true)]))).toBe(1);
     // Too large for the PUBLISH (the writer says so): followers read the stream.
-    expect(await append(argv([event(4)], 'lease-1', ''))).toBe(1);
+    expect(await append(argv([event(4)], 'lease-1', false))).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 100));
     await subscriber.unsubscribe(CHANNEL);
     expect(messages).toEqual([`3 TASK_STATE_WORKING\n2 - ${event(2).json}\n3 t- ${event(3).json}`, '4 TASK_STATE_WORKING']);
@@ -89,8 +90,31 @@ describe('the append script, on a real Redis (e2e)', () => {
   });
 
   it('stores only the head for an empty batch (a snapshot-only call)', async () => {
-    expect(await redis.evalsha(sha, 3, ...KEYS, 'lease-1', 1_000, 'TASK_STATE_WORKING', 1_000, 0, '{"id":"t"}', '', CHANNEL, '', '', '1', '')).toBe(1);
+    expect(await append(argv([], 'lease-1', true, { snapshot: true }, ['{"id":"t"}']))).toBe(1);
     expect(await redis.xlen('t:events')).toBe(0);
     expect(await redis.hget('t:task', 'snapshot')).toBe('{"id":"t"}');
+  });
+
+  it('writes the owner index, the snapshot, the answer and the time to live only when the head says so', async () => {
+    expect(await append(argv([event(1)]))).toBe(1);
+    expect(await redis.hmget('t:task', 'state', 'statusTime', 'lastSeq', 'snapshot', 'snapshotSeq', 'answer')).toEqual(['TASK_STATE_WORKING', '1000', '1', null, null, null]);
+    expect(await redis.zcard('t:owner')).toBe(0);
+    expect(await redis.pttl('t:task')).toBe(-1);
+    const head = { state: 'TASK_STATE_COMPLETED', statusTime: 2_000, ttlMs: 60_000, member: true, snapshot: true, answer: true };
+    expect(await append(argv([event(2, false, true)], 'lease-1', true, head, ['t', '{"id":"t é"}', 'the answer — 4']))).toBe(1);
+    expect(await redis.hmget('t:task', 'state', 'statusTime', 'lastSeq', 'snapshot', 'snapshotSeq', 'answer')).toEqual([
+      'TASK_STATE_COMPLETED',
+      '2000',
+      '2',
+      '{"id":"t é"}',
+      '2',
+      'the answer — 4',
+    ]);
+    expect(await redis.zscore('t:owner', 't')).toBe('2000');
+    expect(await redis.pttl('t:task')).toBeGreaterThan(50_000);
+    expect(await redis.pttl('t:events')).toBeGreaterThan(50_000);
+    // Only the answer: the member and the snapshot are not there to be read in its place.
+    expect(await append(argv([event(3)], 'lease-1', true, { answer: true }, ['another']))).toBe(1);
+    expect(await redis.hmget('t:task', 'snapshot', 'answer')).toEqual(['{"id":"t é"}', 'another']);
   });
 });

@@ -1,10 +1,10 @@
 import { Role } from '@a2a-js/sdk';
 import { TaskEvent, ToolFrameEvent } from '../task-event';
 import { TaskRecord, textPart } from '../task-record';
-import { encodeBatch, RedisTaskAppender, type AppendCall } from './redis-task-appender';
+import { encodeBatch, RedisTaskAppender, type AppendCall, type AppendHead } from './redis-task-appender';
 
 /** The batch argument as APPEND_SCRIPT reads it: per event a newline, then seq, flags and JSON split at the first two spaces. */
-function decodeBatch(arg: string | number | Buffer): { seq: number; flags: string; json: string }[] {
+function decodeBatch(arg: string | Buffer): { seq: number; flags: string; json: string }[] {
   const text = arg.toString();
   if (text === '') return [];
   expect(text[0]).toBe('\n');
@@ -18,17 +18,41 @@ function decodeBatch(arg: string | number | Buffer): { seq: number; flags: strin
     });
 }
 
+/** A call's arguments as APPEND_SCRIPT reads them: the head's fields, and the optional arguments where the head says they follow. */
+type AppendArgs = Omit<AppendHead, 'member' | 'snapshot' | 'answer'> & { lease: string; member?: string; snapshot?: string; answer?: string };
+
+function readArgs(args: (string | Buffer)[]): AppendArgs {
+  const [maxlen, state, statusTime, lastSeq, ttlMs, publish, extra] = args[1].toString().split(' ');
+  const optional = args.slice(4).map(String);
+  return {
+    lease: args[0].toString(),
+    maxlen: Number(maxlen),
+    state,
+    statusTime: Number(statusTime),
+    lastSeq: Number(lastSeq),
+    ttlMs: Number(ttlMs),
+    publish: publish === '1',
+    member: extra.includes('i') ? optional.shift() : undefined,
+    snapshot: extra.includes('s') ? optional.shift() : undefined,
+    answer: extra.includes('a') ? optional.shift() : undefined,
+  };
+}
+
 /** The script's side as a list of calls: each resolves (or fails) when the test says. */
 class Calls {
-  readonly sent: { seqs: number[]; snapshot: boolean; args: (string | number | Buffer)[]; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
+  readonly sent: { seqs: number[]; snapshot: boolean; args: AppendArgs; resolve: (v: number) => void; reject: (e: Error) => void }[] = [];
   readonly stored: number[] = [];
-  append: AppendCall = (_keys, args) =>
+  append: AppendCall = (keys, args) =>
     new Promise((resolve, reject) => {
-      const seqs = decodeBatch(args[11]).map((e) => e.seq);
+      expect(keys.map(String)).toEqual(['t', 'e', 'o']);
+      expect(args[2].toString()).toBe('c');
+      const seqs = decodeBatch(args[3]).map((e) => e.seq);
+      const read = readArgs(args);
+      expect(args).toHaveLength(4 + [read.member, read.snapshot, read.answer].filter((a) => a !== undefined).length);
       this.sent.push({
         seqs,
-        snapshot: args[5] !== '',
-        args,
+        snapshot: read.snapshot !== undefined,
+        args: read,
         resolve: (v) => {
           if (v === 1) this.stored.push(...seqs);
           resolve(v);
@@ -174,7 +198,7 @@ describe('RedisTaskAppender', () => {
     await turn();
     // ... which follows at once, alone, describing the task at the newest stored event.
     expect(calls.sent[3]).toMatchObject({ seqs: [], snapshot: true });
-    expect(calls.sent[3].args[4]).toBe(4);
+    expect(calls.sent[3].args.lastSeq).toBe(4);
     calls.sent[3].resolve(1);
     await turn();
     record.narrate('c');
@@ -209,13 +233,14 @@ describe('RedisTaskAppender', () => {
     await turn();
     calls.sent[3].resolve(1);
     await appender.drained();
-    // ARGV (0-based here): 6 answer, 8 owner index member, 9 time to live, 10 whether the PUBLISH carries the events.
-    expect(calls.sent.map((c) => c.args[9])).toEqual([60_000, '', '', '']);
-    expect(calls.sent[0].args[8]).toBe('t1');
+    expect(calls.sent.map((c) => c.args.ttlMs)).toEqual([60_000, 0, 0, 0]);
+    expect(calls.sent[0].args.member).toBe('t1');
     // Tool frames leave the status (and its time) as it was: no index write.
-    expect(calls.sent[2].args[8]).toBe('');
-    expect(calls.sent.map((c) => c.args[6])).toEqual(['', '', '', 'done']);
-    expect(calls.sent.map((c) => c.args[10])).toEqual(['1', '1', '1', '1']);
+    expect(calls.sent[2].args.member).toBeUndefined();
+    expect(calls.sent.map((c) => c.args.answer)).toEqual([undefined, undefined, undefined, 'done']);
+    expect(calls.sent.map((c) => c.args.publish)).toEqual([true, true, true, true]);
+    expect(calls.sent.map((c) => [c.args.lease, c.args.maxlen])).toEqual(Array(4).fill(['lease-1', 1_000]));
+    expect(calls.sent[3].args).toMatchObject({ state: 'TASK_STATE_COMPLETED', statusTime: record.statusTime, lastSeq: record.lastSeq });
     expect(stored).toEqual([
       { seq: 1, published: [1] },
       { seq: 2, published: [2] },

@@ -11,19 +11,28 @@ import { taskSnapshotBuffer } from './redis-snapshot-json';
  * the head, then the stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
  * never stores one twice. The keys' time to live and the owner index are written only when the
  * writer says they are due (not on every batch: each is one more command inside Redis).
- * KEYS: task hash, event stream, owner index. ARGV: lease, maxlen, state, statusTime, lastSeq,
- * snapshot ('' = unchanged), answer ('' = unchanged), channel, owner index member ('' = index
- * unchanged), time to live while running ('' = not due), '1' when the PUBLISH may carry the
- * batch's events ('' = too large: followers read the stream), then the batch (see encodeBatch):
- * per event a newline, its seq, flags and JSON, separated by one space, which is also how the
- * PUBLISH carries them after its first line. JSON text never holds a raw newline, and neither a
- * seq nor the flags a space, so the first two spaces after a newline end the seq and the flags.
+ * KEYS: task hash, event stream, owner index. ARGV: lease, the head (see appendHead: maxlen,
+ * state, statusTime, lastSeq, time to live while running or 0 when not due, 1 when the PUBLISH
+ * may carry the batch's events or 0 when too large for it (followers read the stream), and which
+ * of the optional arguments follow: `i` the owner index member, `s` the snapshot, `a` the answer,
+ * `-` none), channel, the batch (see encodeBatch), then the optional arguments in that order.
+ * The batch: per event a newline, its seq, flags and JSON, separated by one space, which is also
+ * how the PUBLISH carries them after its first line. JSON text never holds a raw newline, and
+ * neither a seq nor the flags a space, so the first two spaces after a newline end the seq and the flags.
+ * Few arguments, the fixed ones in buffers: ioredis builds a string or two per string argument
+ * for each call (about 1.4 kB of heap per call less than twelve arguments, most of them strings).
  */
 export const APPEND_SCRIPT = `
 local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
 if head[1] ~= ARGV[1] then return 0 end
+local maxlen, state, statusTime, lastSeq, ttl, publish, extra = string.match(ARGV[2], '^(%d+) (%S+) (%d+) (%d+) (%d+) (%d) (%S+)$')
+local optional = 5
+local member, snapshot, answer
+if string.find(extra, 'i', 1, true) then member = ARGV[optional]; optional = optional + 1 end
+if string.find(extra, 's', 1, true) then snapshot = ARGV[optional]; optional = optional + 1 end
+if string.find(extra, 'a', 1, true) then answer = ARGV[optional] end
 local stored = tonumber(head[2] or '0') or 0
-local batch = ARGV[12]
+local batch = ARGV[4]
 local size = #batch
 local at = 1
 while at < size do
@@ -32,33 +41,55 @@ while at < size do
   local e = string.find(batch, '\\n', b + 1, true) or (size + 1)
   local seq = string.sub(batch, at + 1, a - 1)
   if tonumber(seq) > stored then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], seq .. '-1', 'f', string.sub(batch, a + 1, b - 1), 'j', string.sub(batch, b + 1, e - 1))
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, seq .. '-1', 'f', string.sub(batch, a + 1, b - 1), 'j', string.sub(batch, b + 1, e - 1))
   end
   at = e
 end
-local last = math.max(stored, tonumber(ARGV[5]))
-local fields = {'state', ARGV[3], 'statusTime', ARGV[4], 'lastSeq', last}
-if ARGV[6] ~= '' then
+local last = math.max(stored, tonumber(lastSeq))
+local fields = {'state', state, 'statusTime', statusTime, 'lastSeq', last}
+if snapshot then
   fields[#fields + 1] = 'snapshot'
-  fields[#fields + 1] = ARGV[6]
+  fields[#fields + 1] = snapshot
   fields[#fields + 1] = 'snapshotSeq'
-  fields[#fields + 1] = ARGV[5]
+  fields[#fields + 1] = lastSeq
 end
-if ARGV[7] ~= '' then
+if answer then
   fields[#fields + 1] = 'answer'
-  fields[#fields + 1] = ARGV[7]
+  fields[#fields + 1] = answer
 end
 redis.call('HSET', KEYS[1], unpack(fields))
-if ARGV[10] ~= '' then
-  redis.call('PEXPIRE', KEYS[1], ARGV[10])
-  redis.call('PEXPIRE', KEYS[2], ARGV[10])
+if ttl ~= '0' then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
 end
-if ARGV[9] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[9]) end
-local message = last .. ' ' .. ARGV[3]
-if ARGV[11] ~= '' and size > 0 and (size < 4096 or redis.call('PUBSUB', 'NUMSUB', ARGV[8])[2] > 0) then message = message .. batch end
-redis.call('PUBLISH', ARGV[8], message)
+if member then redis.call('ZADD', KEYS[3], statusTime, member) end
+local message = last .. ' ' .. state
+if publish == '1' and size > 0 and (size < 4096 or redis.call('PUBSUB', 'NUMSUB', ARGV[3])[2] > 0) then message = message .. batch end
+redis.call('PUBLISH', ARGV[3], message)
 return 1
 `;
+
+/** What APPEND_SCRIPT's head argument says (every field but `state` a whole number). */
+export interface AppendHead {
+  maxlen: number;
+  state: string;
+  statusTime: number;
+  lastSeq: number;
+  /** 0: the keys' time to live is not renewed by this call. */
+  ttlMs: number;
+  /** The PUBLISH may carry the batch's events. */
+  publish: boolean;
+  /** The owner index member, the snapshot and the answer follow the batch (in this order) when set. */
+  member: boolean;
+  snapshot: boolean;
+  answer: boolean;
+}
+
+/** APPEND_SCRIPT's head argument: one string of whole numbers and names, none with a space. */
+export function appendHead(head: AppendHead): string {
+  const extra = `${head.member ? 'i' : ''}${head.snapshot ? 's' : ''}${head.answer ? 'a' : ''}` || '-';
+  return `${head.maxlen} ${head.state} ${head.statusTime} ${head.lastSeq} ${head.ttlMs} ${head.publish ? 1 : 0} ${extra}`;
+}
 
 /**
  * A batch as APPEND_SCRIPT reads it, in one buffer: written straight from each event's JSON
@@ -99,8 +130,8 @@ function digits(n: number): number {
   return count;
 }
 
-/** The script call: resolves 1 when stored, 0 when another writer holds the lease. */
-export type AppendCall = (keys: [string, string, string], args: (string | number | Buffer)[]) => Promise<number>;
+/** The script call (KEYS and ARGV of APPEND_SCRIPT): resolves 1 when stored, 0 when another writer holds the lease. */
+export type AppendCall = (keys: readonly Buffer[], args: (string | Buffer)[]) => Promise<number>;
 
 export interface AppenderOptions {
   lease: string;
@@ -208,9 +239,18 @@ export class RedisTaskAppender {
 
   /** The task, set right after it is made (it appends its first event while being made). */
   record!: TaskRecord;
+  /** The call's fixed arguments, as buffers (see APPEND_SCRIPT). */
+  private readonly keys: readonly Buffer[];
+  private readonly lease: Buffer;
+  private readonly channel: Buffer;
+  private readonly ownerMember: Buffer;
 
   constructor(private readonly options: AppenderOptions) {
     this.storedSeq = options.storedSeq ?? 0;
+    this.keys = options.keys.map((key) => Buffer.from(key));
+    this.lease = Buffer.from(options.lease);
+    this.channel = Buffer.from(options.channel);
+    this.ownerMember = Buffer.from(options.ownerMember);
   }
 
   /** Whether another writer took the lease over (this one's batches are refused). */
@@ -323,28 +363,30 @@ export class RedisTaskAppender {
     // The keys' expiry, the owner index and the answer go only when due or changed (see APPEND_SCRIPT).
     const renewTtl = now - this.ttlRenewedAt >= this.options.runningTtlMs * TTL_RENEW_SHARE;
     const index = statusTime !== this.indexedStatusTime;
-    const args: (string | number | Buffer)[] = [
-      this.options.lease,
-      this.options.maxEventsPerTask,
-      taskStateToJSON(state),
-      statusTime,
-      last,
-      withSnapshot ? taskSnapshotBuffer(task.snapshot({ includeArtifacts: false }), task.snapshotArtifacts()) : '',
-      answer !== undefined && answer !== this.storedAnswer ? answer : '',
-      this.options.channel,
-      index ? this.options.ownerMember : '',
-      renewTtl ? this.options.runningTtlMs : '',
-      '',
-      batch.length > 0 ? encodeBatch(batch) : '',
-    ];
     let bytes = 0;
     for (const event of batch) bytes += event.weight;
-    // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
-    const published = bytes <= MAX_PUBLISHED_BYTES;
-    if (published) args[10] = '1';
+    const snapshot = withSnapshot ? taskSnapshotBuffer(task.snapshot({ includeArtifacts: false }), task.snapshotArtifacts()) : undefined;
+    // An empty answer is not stored (as before any answer: the conversation skips the turn).
+    const newAnswer = answer !== undefined && answer !== '' && answer !== this.storedAnswer ? answer : undefined;
+    const head = appendHead({
+      maxlen: this.options.maxEventsPerTask,
+      state: taskStateToJSON(state),
+      statusTime,
+      lastSeq: last,
+      ttlMs: renewTtl ? this.options.runningTtlMs : 0,
+      // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
+      publish: bytes <= MAX_PUBLISHED_BYTES,
+      member: index,
+      snapshot: snapshot !== undefined,
+      answer: newAnswer !== undefined,
+    });
+    const args: (string | Buffer)[] = [this.lease, head, this.channel, batch.length > 0 ? encodeBatch(batch) : ''];
+    if (index) args.push(this.ownerMember);
+    if (snapshot) args.push(snapshot);
+    if (newAnswer !== undefined) args.push(newAnswer);
     this.lastCallAt = performance.now();
     try {
-      const held = await this.options.append(this.options.keys, args);
+      const held = await this.options.append(this.keys, args);
       if (this.outage) this.options.warn(`task ${task.id}: Redis is back; the events that waited for it are being stored`);
       this.outage = false;
       this.retryMs = RETRY_FIRST_MS;
