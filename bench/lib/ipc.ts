@@ -6,10 +6,14 @@ import type { LoadJob, LoadResult } from '../load/load-types';
  * (a fresh artifact per frame); the same with one artifact per tool call, as an SDK user who
  * names artifacts would write it; and the limit, bare node:http writing the same frames.
  * toolstream-redis is toolstream with its task store in Redis (a redis-server the bench starts).
+ * floor is the framework floor of the empty-task section: NestJS + Express around the limit's
+ * handler (bench/servers/floor-server.ts).
  */
-export type Target = 'toolstream' | 'toolstream-redis' | 'reference' | 'reference-per-call' | 'limit';
+export type Target = 'toolstream' | 'toolstream-redis' | 'reference' | 'reference-per-call' | 'limit' | 'floor';
 /** The servers every side-by-side section compares (the per-call reference only on the curves). */
 export const TARGETS: readonly Target[] = ['toolstream', 'reference', 'limit'];
+/** The empty-task section's servers, in the order each repetition runs them: those and the framework floor. */
+export const EMPTY_TASK_TARGETS: readonly Target[] = ['toolstream', 'reference', 'floor', 'limit'];
 
 export type ServerCommand =
   | { type: 'cpu' }

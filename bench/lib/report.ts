@@ -6,7 +6,7 @@ import type { IdleMemoryRow } from '../sections/idle-memory';
 import type { ComparisonRow, TargetFigures } from '../sections/side-by-side';
 import type { TaskMemoryResult } from '../sections/task-memory';
 import type { BenchConfig } from './config';
-import { TARGETS, type Target } from './ipc';
+import { EMPTY_TASK_TARGETS, TARGETS, type Target } from './ipc';
 import type { SectionReport, SectionTarget } from './section';
 import type { Spread } from './stats';
 import { chartSvg, type Panel, type Point } from './svg-chart';
@@ -55,6 +55,7 @@ const COLORS: Record<Target, string> = {
   reference: '#d62728',
   'reference-per-call': '#ff7f0e',
   limit: '#555555',
+  floor: '#9467bd',
 };
 
 const LABELS: Record<Target, string> = {
@@ -63,6 +64,7 @@ const LABELS: Record<Target, string> = {
   reference: 'reference (SDK, artifact per frame)',
   'reference-per-call': 'reference (SDK, artifact per call)',
   limit: 'limit (bare node:http)',
+  floor: 'framework floor (NestJS + Express, the limit’s handler)',
 };
 
 export const n = (v: number, digits = 0): string =>
@@ -97,7 +99,7 @@ function target(name: string, s: Spread | undefined, higherIsBetter: boolean, bo
 
 /** How each server of the empty-task section was warmed, for its description (older results: nothing). */
 function warmUpText(empty: EmptyTaskResult): string {
-  const warm = TARGETS.flatMap((t) => {
+  const warm = EMPTY_TASK_TARGETS.flatMap((t) => {
     const w = empty.warmUp?.[t];
     return w ? [`${LABELS[t].split(' (')[0]} ${n(w.tasks)}${w.steady ? '' : ' (still falling at its end)'}`] : [];
   });
@@ -211,8 +213,14 @@ export function markdownSummary(results: BenchResults): string {
       `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per repetition${warmUpText(empty)}.`,
       '',
       table(
-        ['server', 'CPU per task (µs)', 'over the limit'],
-        TARGETS.map((t) => [LABELS[t], sp(empty.cpuPerTaskUs[t]), t === 'toolstream' ? spx(empty.oursOverLimit) : '']),
+        ['server', 'CPU per task (µs)', 'over the limit', 'over the framework floor'],
+        // Results written before the floor existed have no floor row.
+        EMPTY_TASK_TARGETS.filter((t) => empty.cpuPerTaskUs[t]).map((t) => [
+          LABELS[t],
+          sp(empty.cpuPerTaskUs[t]),
+          t === 'toolstream' ? spx(empty.oursOverLimit) : t === 'floor' ? spx(empty.floorOverLimit) : '',
+          t === 'toolstream' ? spx(empty.oursOverFloor) : '',
+        ]),
       ),
       '',
     );

@@ -6,9 +6,13 @@
  * first tasks, and V8 compiling the request path on its own threads was a quarter of
  * toolstream's figure). The servers then alternate within each repetition, so each ratio
  * compares runs taken side by side.
+ *
+ * Beside the three servers of every section runs the framework floor (bench/servers/floor-server.ts):
+ * NestJS + Express around the limit's own handler. floor/limit is what the framework toolstream is
+ * built on costs per request; toolstream/floor is what toolstream itself adds.
  */
 import type { BenchConfig } from '../lib/config';
-import { TARGETS, type Target } from '../lib/ipc';
+import { EMPTY_TASK_TARGETS, type Target } from '../lib/ipc';
 import type { MeasuredRun, RunRecord, ServerPool } from '../lib/server-pool';
 import { runRecord } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
@@ -32,6 +36,9 @@ export interface EmptyTaskResult {
   cpuPerTaskUs: Partial<Record<Target, Spread>>;
   /** toolstream's CPU per task over the limit's, per repetition. */
   oursOverLimit: Spread;
+  /** The framework floor's over the limit's, and toolstream's over the floor's, per repetition (absent in older results). */
+  floorOverLimit?: Spread;
+  oursOverFloor?: Spread;
   runs: RunRecord[];
 }
 
@@ -81,27 +88,43 @@ export function describeWarmUp(target: Target, warm: EmptyTaskWarmUp): string {
 export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, log: (line: string) => void): Promise<EmptyTaskResult> {
   const tasks = config.emptyTasks;
   const runs: RunRecord[] = [];
-  const perTask = new Map<Target, number[]>(TARGETS.map((t) => [t, []]));
+  const perTask = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
   const overLimit: number[] = [];
+  const floorOverLimit: number[] = [];
+  const oursOverFloor: number[] = [];
   const warmUp: Partial<Record<Target, EmptyTaskWarmUp>> = {};
-  for (const target of TARGETS) {
+  for (const target of EMPTY_TASK_TARGETS) {
     const warm = (warmUp[target] = await warmUpEmptyTask(config, pool, target));
     log(`empty task warm-up, ${describeWarmUp(target, warm)}`);
   }
   for (let rep = 0; rep < config.reps; rep++) {
     const same: Partial<Record<Target, number>> = {};
-    for (const target of TARGETS) {
+    for (const target of EMPTY_TASK_TARGETS) {
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks);
       runs.push(runRecord(run, rep, EMPTY));
       same[target] = cpuPerTaskUs;
       perTask.get(target)?.push(cpuPerTaskUs);
     }
     overLimit.push(ratio(same.toolstream ?? NaN, same.limit ?? NaN));
+    floorOverLimit.push(ratio(same.floor ?? NaN, same.limit ?? NaN));
+    oursOverFloor.push(ratio(same.toolstream ?? NaN, same.floor ?? NaN));
   }
+  // Only this section serves the floor: its process does not stay up through the next ones.
+  await pool.retire('floor');
   const cpuPerTaskUs = Object.fromEntries([...perTask].map(([t, v]) => [t, spread(v)]));
-  const result: EmptyTaskResult = { tasksPerRep: tasks, warmUp, cpuPerTaskUs, oursOverLimit: spread(overLimit), runs };
+  const result: EmptyTaskResult = {
+    tasksPerRep: tasks,
+    warmUp,
+    cpuPerTaskUs,
+    oursOverLimit: spread(overLimit),
+    floorOverLimit: spread(floorOverLimit),
+    oursOverFloor: spread(oursOverFloor),
+    runs,
+  };
+  const reps = (v: number[]): string => v.map((r) => r.toFixed(2)).join(', ');
   log(
-    `empty task CPU: ${TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ours/limit ${overLimit.map((r) => r.toFixed(2)).join(', ')}`,
+    `empty task CPU: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ` +
+      `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}`,
   );
   return result;
 }

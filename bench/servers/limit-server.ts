@@ -87,11 +87,14 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   res.end();
 }
 
-export function createLimitServer(): Server {
-  return createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) replyError(res, null, -32603, (err as Error).message);
-      else res.destroy();
-    });
+/** The limit's whole answer to one request (also the framework floor's route handler, floor-server.ts). */
+export function serveLimitRequest(req: IncomingMessage, res: ServerResponse): void {
+  handle(req, res).catch((err: unknown) => {
+    if (!res.headersSent) replyError(res, null, -32603, (err as Error).message);
+    else res.destroy();
   });
+}
+
+export function createLimitServer(): Server {
+  return createServer(serveLimitRequest);
 }

@@ -17,6 +17,8 @@ async function createServer(target: Target): Promise<ServerUnderTest> {
       return { server: (await import('./reference-server')).createReferenceServer('per-frame'), rpcPath: '/' };
     case 'reference-per-call':
       return { server: (await import('./reference-server')).createReferenceServer('per-call'), rpcPath: '/' };
+    case 'floor':
+      return (await import('./floor-server')).createFloorServer();
     case 'toolstream':
       return (await import('./toolstream-server')).createToolstreamServer();
     case 'toolstream-redis': {
