@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/empty-task-gc.ts [tasks] [--target=limit]`
+ * `node -r ts-node/register/transpile-only bench/empty-task-gc.ts [tasks] [--target=limit|floor] [--cpu-prof=FILE] [--heap-sample[-all]=FILE]`
  *
  * Where an empty task's garbage goes: toolstream's server (the benchmark's, as
  * bench/servers/toolstream-server.ts builds it) or the limit runs in this process, the load
@@ -8,21 +8,33 @@
  * garbage collector's pauses by kind, as counts and µs per task. Under ts-node this process also
  * loads node:domain (through ts-node's repl), which the benchmark's compiled servers do not:
  * compare toolstream and the limit run the same way, not these figures with the benchmark's.
+ * Compiled (tsc, bench/tsconfig.children.json plus this file), it runs without ts-node, its
+ * load generator compiled beside it; `node --trace-gc-nvp` then gives the bytes each scavenge
+ * promotes, a count the machine's load does not move. `--cpu-prof` writes a CPU profile of the
+ * measured tasks (sampled every 100 µs), `--heap-sample` V8's sampling heap profile of them,
+ * counting only what survived a scavenge (objects a scavenge collects are left out, as is
+ * everything allocated before): where the promoted bytes were allocated; `--heap-sample-all`
+ * counts every allocation.
  */
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { watchGcPauses } from './lib/gc-pauses';
-import { LoadProcess } from './lib/processes';
-
+import { LoadProcess, useCompiledChildren } from './lib/processes';
 
 async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
   if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
+  if (target === 'floor') return (await import('./servers/floor-server')).createFloorServer();
   return (await import('./servers/toolstream-server')).createToolstreamServer();
 }
 
 async function main(): Promise<void> {
   const tasks = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5_000);
-  const target = process.argv.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream';
+  const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const target = option('target') ?? 'toolstream';
+  const profile = await profiler(option('cpu-prof'), option('heap-sample') ?? option('heap-sample-all'), option('heap-sample-all') !== undefined);
+  if (__filename.endsWith('.js')) useCompiledChildren(__dirname);
   const { server, rpcPath } = await serve(target);
   server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
@@ -30,12 +42,17 @@ async function main(): Promise<void> {
   const load = await LoadProcess.start();
   const scenario = { toolCalls: 0, intervalMs: 0, idle: false };
   try {
-    // Warm-up past the in-memory store's 10,000 retained tasks, so the measured tasks evict as many.
-    await load.run({ url, streams: target === 'limit' ? 2_000 : 12_000, maxOpen: 1, scenario, timeLimitMs: 300_000 });
+    // Warm-up past the in-memory store's 10,000 retained tasks, so the measured tasks evict as many;
+    // the same for every server, as in the empty-task section (CPU per task falls for thousands).
+    await load.run({ url, streams: 12_000, maxOpen: 1, scenario, timeLimitMs: 300_000 });
+    // A mark for reading --trace-gc-nvp's lines of the measured tasks only.
+    console.log(`${target}: warm, measuring ${tasks} tasks`);
+    await profile?.start();
     const gcWatch = watchGcPauses();
     const cpu = process.cpuUsage();
     const result = await load.run({ url, streams: tasks, maxOpen: 1, scenario, timeLimitMs: 300_000 });
     const used = process.cpuUsage(cpu);
+    await profile?.stop();
     const pauses = await gcWatch.stop(100);
     if (result.completed !== tasks) throw new Error(`${tasks - result.completed} tasks did not complete: ${result.errors.slice(0, 3).join('; ')}`);
     const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / tasks).toFixed(1)} µs/task`).join(', ');
@@ -44,6 +61,30 @@ async function main(): Promise<void> {
     await load.stop();
     server.close();
   }
+}
+
+/** The inspector's CPU profiler or sampling heap profiler around the measured tasks, when asked for. */
+async function profiler(cpuFile?: string, heapFile?: string, allAllocations = false): Promise<{ start: () => Promise<void>; stop: () => Promise<void> } | undefined> {
+  if (!cpuFile && !heapFile) return undefined;
+  const session = new Session();
+  session.connect();
+  const post = <T = unknown>(method: string, params?: object): Promise<T> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+  return {
+    start: async () => {
+      if (cpuFile) {
+        await post('Profiler.enable');
+        await post('Profiler.setSamplingInterval', { interval: 100 });
+        await post('Profiler.start');
+      }
+      if (heapFile) await post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: allAllocations });
+    },
+    stop: async () => {
+      if (cpuFile) writeFileSync(cpuFile, JSON.stringify((await post<{ profile: object }>('Profiler.stop')).profile));
+      if (heapFile) writeFileSync(heapFile, JSON.stringify((await post<{ profile: object }>('HeapProfiler.stopSampling')).profile));
+      session.disconnect();
+    },
+  };
 }
 
 main().then(
