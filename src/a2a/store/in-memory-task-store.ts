@@ -302,20 +302,25 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   private statusChanged(task: TaskRecord): void {
-    if (!this.tasks.has(task.id)) return;
-    this.unfile(task);
-    this.file(task);
+    if (this.tasks.has(task.id)) this.file(task);
   }
 
-  /** Files the task at the front of its owner's index and of its state's. */
+  /**
+   * Files the task at the front of its owner's index and of its state's. A task filed already is
+   * moved: touched again where it stays (its earlier place goes stale), removed only from the
+   * index of a state it left. Not unfiled and filed again: that deleted and re-added it in maps
+   * as large as the tasks kept, twice per task, and their deleted entries make them rehash.
+   */
   private file(task: TaskRecord): void {
     let index = this.owners.get(task.owner);
     if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick), byState: new Map() }));
     index.all.touch(task);
+    const filed = this.filedState.get(task);
+    if (filed !== undefined && filed !== task.state) index.byState.get(filed)?.remove(task);
     let byState = index.byState.get(task.state);
     if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick)));
     byState.touch(task);
-    this.filedState.set(task, task.state);
+    if (filed !== task.state) this.filedState.set(task, task.state);
   }
 
   private unfile(task: TaskRecord): void {
