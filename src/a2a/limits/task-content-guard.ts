@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { DEFAULT_REDACT_KEYS, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
+import { DEFAULT_REDACT_KEYS, isSanitizedFrame, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { A2aConfig } from '../a2a.module-definition';
 import { SecretScrubber } from '../auth/secret-scrubber';
@@ -23,7 +23,9 @@ export class TaskContentGuard {
     this.secrets = new SecretScrubber([...config.auth.apiKeys, ...config.auth.bearerTokens]);
   }
 
+  /** The frame made safe; a frame already clean (the executor's own frames are) goes on as it is, without a copy. */
   frame(frame: ToolCallArtifactData): ToolCallArtifactData {
+    if (!this.secrets.active && isSanitizedFrame(frame, this.hygiene)) return frame;
     const scrubbed = this.secrets.active ? this.secrets.value(sanitizeFrame(frame, UNCAPPED)) : frame;
     return sanitizeFrame(scrubbed, this.hygiene);
   }

@@ -1,9 +1,10 @@
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import fc from 'fast-check';
-import { validateToolCallFrame } from '../../extensions';
+import { validateToolCallFrame, type ToolCallArtifactData } from '../../extensions';
 import {
   CIRCULAR,
   DEFAULT_MAX_FIELD_BYTES,
+  isSanitizedFrame,
   REDACTED,
   sanitizeForFrame,
   sanitizeFrame,
@@ -260,5 +261,83 @@ describe('sanitizeFrame', () => {
 
   it('omits a result that has no JSON form', () => {
     expect(sanitizeFrame({ toolCallId: 'c1', name: 't', phase: 'completed', result: undefined })).toEqual({ toolCallId: 'c1', name: 't', phase: 'completed' });
+  });
+});
+
+describe('isSanitizedFrame', () => {
+  it('says so for the usual clean frames, in the order sanitizeFrame writes them', () => {
+    const frames: ToolCallArtifactData[] = [
+      { toolCallId: 'call_1', name: 'bench_tool', phase: 'started', args: { seq: 1, publishedAtUs: 1234567.891 } },
+      { toolCallId: 'c', name: 'n', parentToolCallId: 'p', timestamp: '2026-12-03T17:00:00.000Z', phase: 'completed', result: [1, 'two', { three: [null, true] }] },
+      { toolCallId: 'c', name: 'n', phase: 'failed', error: 'down' },
+      { toolCallId: 'c', name: 'n', phase: 'completed' },
+      { toolCallId: 'c', name: 'n', phase: 'started', args: 'x'.repeat(10_000) },
+    ];
+    for (const frame of frames) {
+      expect(isSanitizedFrame(frame)).toBe(true);
+      expect(JSON.stringify(sanitizeFrame(frame))).toBe(JSON.stringify(frame));
+    }
+  });
+
+  it('leaves to sanitizeFrame whatever it would change', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const started = (args: unknown): ToolCallArtifactData => ({ toolCallId: 'c', name: 'n', phase: 'started', args });
+    const frames: ToolCallArtifactData[] = [
+      started({ password: 'x' }),
+      started({ n: NaN }),
+      started([undefined]),
+      started({ u: undefined }),
+      started({ f: () => 1 }),
+      started({ d: new Date(0) }),
+      started(new Map()),
+      started({ b: 1n }),
+      started(cyclic),
+      started({ toJSON: () => 'x' }),
+      started('x'.repeat(DEFAULT_MAX_FIELD_BYTES)),
+      started({ a: 'x'.repeat(200), b: 'y'.repeat(200) }),
+      { name: 'n', toolCallId: 'c', phase: 'started' },
+      { toolCallId: 'c', name: 'n', phase: 'started', result: 1 } as unknown as ToolCallArtifactData,
+      { toolCallId: 'c', name: 'n', phase: 'started', extra: 1 } as unknown as ToolCallArtifactData,
+      { toolCallId: 'c', name: 'n', timestamp: undefined, phase: 'started' },
+      { toolCallId: 'x'.repeat(DEFAULT_MAX_FIELD_BYTES), name: 'n', phase: 'started' },
+      { toolCallId: 'c', name: 'n', phase: 'failed', error: undefined },
+    ];
+    for (const frame of frames) expect(isSanitizedFrame(frame)).toBe(false);
+  });
+
+  it('is true only when sanitizeFrame gives the frame back as it is (any values, any cap)', () => {
+    const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON'), fc.string({ maxLength: 8 }));
+    const leaf = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ minLength: 100, maxLength: 400 }),
+      fc.string({ unit: 'grapheme', maxLength: 30 }),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+    );
+    const { value } = fc.letrec((tie) => ({
+      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(key, tie('value'), { maxKeys: 5 })),
+    }));
+    const frame = fc.oneof(
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('started' as const), args: value }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), timestamp: fc.string(), phase: fc.constant('completed' as const), result: value }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
+      fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('failed' as const), error: fc.string({ maxLength: 400 }) }),
+    );
+    let clean = 0;
+    fc.assert(
+      fc.property(frame, fc.integer({ min: 256, max: 1_500 }), (f, maxFieldBytes) => {
+        if (!isSanitizedFrame(f as ToolCallArtifactData, { maxFieldBytes })) return;
+        clean += 1;
+        const sanitized = sanitizeFrame(f as ToolCallArtifactData, { maxFieldBytes });
+        expect(JSON.stringify(sanitized)).toBe(JSON.stringify(f));
+        expect(sanitized).toEqual(f);
+      }),
+      { numRuns: 2_000 },
+    );
+    // The check is not vacuous: many frames are clean.
+    expect(clean).toBeGreaterThan(200);
   });
 });

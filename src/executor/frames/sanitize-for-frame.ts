@@ -453,3 +453,115 @@ export function sanitizeFrame(frame: ToolCallArtifactData, options?: FrameHygien
   }
   return out as ToolCallArtifactData;
 }
+
+/** Longest JSON of a finite number that is not a safe integer (e.g. `-0.0000012345678901234567`). */
+const MAX_NUMBER_JSON = 25;
+const NOT_CLEAN = -1;
+
+/**
+ * Whether `sanitizeFrame(frame, options)` would give back exactly this frame (the same fields in
+ * the same order, holding the same values): then the frame can go on as it is, with no copy and
+ * no second pass. True only for plain data that is already clean (plain objects and arrays,
+ * strings, finite numbers, booleans and null; no key to redact; nothing near the caps, see
+ * `cleanBytes`); anything else is for `sanitizeFrame`. Allocates nothing. Values are read as
+ * `JSON.stringify` reads them: a getter that answers differently on a second read is not caught
+ * (plain data from another process, or the executor's own sanitised frames, have none).
+ */
+export function isSanitizedFrame(frame: ToolCallArtifactData, options?: FrameHygieneOptions): boolean {
+  const maxBytes = resolveMaxBytes(options);
+  const redaction = redactionPolicy(options?.redactKeys ?? DEFAULT_REDACT_KEYS);
+  const value = frame as unknown as Record<string, unknown>;
+  // The fields sanitizeFrame writes, in its order: toolCallId, name, parentToolCallId?, timestamp?, phase, then the phase's own.
+  let step = 0;
+  try {
+    for (const key in value) {
+      if (!Object.prototype.hasOwnProperty.call(value, key)) return false;
+      const field = value[key];
+      if (step === 0 && key === 'toolCallId') step = 1;
+      else if (step === 1 && key === 'name') step = 2;
+      else if (step === 2 && key === 'parentToolCallId') step = 3;
+      else if (step <= 3 && key === 'timestamp' && field !== undefined) {
+        step = 4;
+        continue;
+      } else if (step <= 4 && key === 'phase' && (field === 'started' || field === 'completed' || field === 'failed')) {
+        step = 5;
+        continue;
+      } else if (step === 5 && key === PHASE_FIELDS[value.phase as ToolCallArtifactData['phase']]) {
+        step = 6;
+        if (key !== 'error') {
+          const bytes = cleanBytes(field, 0, redaction);
+          if (bytes === NOT_CLEAN || bytes > maxBytes) return false;
+          continue;
+        }
+      } else return false;
+      // A string field, capped: clean when it fits.
+      if (typeof field !== 'string' || jsonBytes(field) > maxBytes) return false;
+    }
+  } catch {
+    // A throwing getter or a hostile proxy: sanitizeFrame reports it.
+    return false;
+  }
+  return step >= 5;
+}
+
+const PHASE_FIELDS: Record<ToolCallArtifactData['phase'], string> = { started: 'args', completed: 'result', failed: 'error' };
+
+/**
+ * The most bytes of JSON a clean value takes, plus MARKER_RESERVE per object and array in it (the
+ * room FrameSanitizer keeps free for a truncation marker as it places each entry: a value whose
+ * figure fits its budget is placed whole, every entry getting at least its own figure), or NOT_CLEAN when sanitizing would change it: a
+ * value that is not plain data, a key to redact, more than MAX_DEPTH levels (a cycle ends there
+ * too), or an object with more than one large value (those share what is left between them).
+ */
+function cleanBytes(value: unknown, depth: number, redaction: RedactionPolicy): number {
+  switch (typeof value) {
+    case 'string':
+      return jsonBytes(value);
+    case 'number':
+      if (!Number.isFinite(value)) return NOT_CLEAN;
+      return Number.isSafeInteger(value) ? integerDigits(value) : MAX_NUMBER_JSON;
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'object':
+      break;
+    default:
+      return NOT_CLEAN;
+  }
+  if (value === null) return 4;
+  if (depth >= MAX_DEPTH || (value as { toJSON?: unknown }).toJSON !== undefined) return NOT_CLEAN;
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item === undefined) return NOT_CLEAN;
+      const itemBytes = cleanBytes(item, depth + 1, redaction);
+      if (itemBytes === NOT_CLEAN) return NOT_CLEAN;
+      bytes += (i > 0 ? 1 : 0) + itemBytes;
+    }
+    return bytes + MARKER_RESERVE;
+  }
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return NOT_CLEAN;
+  let count = 0;
+  let large = 0;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key) || redaction.isSecret(key)) return NOT_CLEAN;
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) return NOT_CLEAN;
+    const isObject = typeof field === 'object' && field !== null;
+    if (isObject || (typeof field === 'string' && field.length > SHORT_STRING)) large += 1;
+    if (large > 1) return NOT_CLEAN;
+    const fieldBytes = cleanBytes(field, depth + 1, redaction);
+    if (fieldBytes === NOT_CLEAN) return NOT_CLEAN;
+    bytes += (count > 0 ? 1 : 0) + jsonBytes(key) + 1 + fieldBytes;
+    count += 1;
+  }
+  return bytes + MARKER_RESERVE;
+}
+
+/** The JSON length of a safe integer. */
+function integerDigits(n: number): number {
+  let digits = n < 0 ? 2 : 1;
+  for (let rest = Math.abs(n); rest >= 10; rest = Math.floor(rest / 10)) digits += 1;
+  return digits;
+}
