@@ -4,6 +4,7 @@ import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { AgentBus, type SkillRequest } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
+import { withFields } from '../common/with-fields';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
 import type { A2aConfig, ToolstreamRole } from './a2a.module-definition';
 import { echo, invalidParams, serviceUnavailable, tooManyLiveTasks } from './a2a-errors';
@@ -178,11 +179,11 @@ export class TaskService implements OnApplicationBootstrap {
     if (!messageId) return { input };
     const taskId = randomUUID();
     const earlier = await this.store.claimMessage(input.caller, messageId, taskId);
-    if (earlier === undefined) return { input: { ...input, taskId } };
+    if (earlier === undefined) return { input: withFields(input, { taskId }) };
     // Its task stayed missing over two whole waits: the claim outlived it (it expired or was
     // evicted without its claim); this send is the message's first again.
     if (missing.length >= 2 && missing.slice(-2).every((id) => id === earlier)) {
-      if (await this.store.replaceMessageClaim(input.caller, messageId, earlier, taskId)) return { input: { ...input, taskId } };
+      if (await this.store.replaceMessageClaim(input.caller, messageId, earlier, taskId)) return { input: withFields(input, { taskId }) };
     }
     // A concurrent send of the same message may still be creating its task.
     for (let waited = 0; waited <= CLAIM_WAIT_MS; waited += CLAIM_POLL_MS) {
@@ -220,12 +221,12 @@ export class TaskService implements OnApplicationBootstrap {
     if (this.queue) {
       // The task's first event is in Redis before the run is queued: the stream reads from it.
       const queued = await this.enqueue(input);
-      return { task: queued, events: this.follow(queued, { ...options, after: 0 }), release: () => undefined };
+      return { task: queued, events: this.follow(queued, withFields(options, { after: 0 })), release: () => undefined };
     }
     const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
-    const follow = this.follow(task, { ...options, after: 0 });
+    const follow = this.follow(task, withFields(options, { after: 0 }));
     const events = new TaskEventStream((sink) => {
       const stop = follow.attach(sink);
       release();
@@ -250,7 +251,7 @@ export class TaskService implements OnApplicationBootstrap {
         },
       ]);
     }
-    return { admitted: { ...input, message: this.content.message(input.message), text: this.content.text(input.text) }, conversation };
+    return { admitted: withFields(input, { message: this.content.message(input.message), text: this.content.text(input.text) }), conversation };
   }
 
   /**
@@ -287,7 +288,7 @@ export class TaskService implements OnApplicationBootstrap {
       const { admitted, conversation } = await this.admit(input);
       const created = await create(admitted, conversation);
       task = created.task;
-      return { ...created, admitted, conversation };
+      return withFields(created, { admitted, conversation });
     } finally {
       if (limits) {
         if (!task) limits.release(input.taskId as string, input.caller);
@@ -314,7 +315,7 @@ export class TaskService implements OnApplicationBootstrap {
       id,
       contextId,
       owner: input.caller,
-      message: { ...input.message, taskId: id, contextId },
+      message: withFields(input.message, { taskId: id, contextId }),
       text: input.text,
     });
     const parent = input.traceContext ?? otelContext.active();
@@ -358,11 +359,11 @@ export class TaskService implements OnApplicationBootstrap {
     const limits = this.liveLimits as RedisLiveLimits;
     let view: TaskView | undefined;
     // The id first: the task's live slot is taken under it.
-    const { task } = await this.admitted({ ...input, taskId: input.taskId ?? randomUUID() }, async (admitted, conversation) => {
+    const { task } = await this.admitted(withFields(input, { taskId: input.taskId ?? randomUUID() }), async (admitted, conversation) => {
       const id = admitted.taskId as string;
       const contextId = admitted.message.contextId || randomUUID();
       const parent = admitted.traceContext ?? otelContext.active();
-      const init = { id, contextId, owner: admitted.caller, message: { ...admitted.message, taskId: id, contextId }, text: admitted.text };
+      const init = { id, contextId, owner: admitted.caller, message: withFields(admitted.message, { taskId: id, contextId }), text: admitted.text };
       // The span starts here: the run, wherever it runs, continues it.
       const span = this.startTaskSpan(init, parent);
       const request: SkillRequest = {

@@ -16,10 +16,13 @@ const UNCAPPED: FrameHygieneOptions = { maxFieldBytes: Number.MAX_SAFE_INTEGER, 
  */
 export class TaskContentGuard {
   private readonly hygiene: FrameHygieneOptions;
+  /** The same cap for narration lines, no keys to redact: made once (a spread per line made a hidden class per call, see withFields). */
+  private readonly narrationHygiene: FrameHygieneOptions;
   private readonly secrets: SecretScrubber;
 
   constructor(config: Pick<A2aConfig, 'maxFrameFieldBytes' | 'auth'>) {
     this.hygiene = { maxFieldBytes: config.maxFrameFieldBytes, redactKeys: DEFAULT_REDACT_KEYS };
+    this.narrationHygiene = { maxFieldBytes: config.maxFrameFieldBytes, redactKeys: [] };
     this.secrets = new SecretScrubber([...config.auth.apiKeys, ...config.auth.bearerTokens]);
   }
 
@@ -31,7 +34,7 @@ export class TaskContentGuard {
   }
 
   narration(text: string): string {
-    return sanitizeForFrame(this.secrets.text(text), { ...this.hygiene, redactKeys: [] }) as string;
+    return sanitizeForFrame(this.secrets.text(text), this.narrationHygiene) as string;
   }
 
   /** Answers and errors are not capped (the answer is the product), only scrubbed. */

@@ -1,4 +1,5 @@
 import type { TaskState } from '@a2a-js/sdk';
+import { withFields } from '../../common/with-fields';
 import { invalidParams } from '../a2a-errors';
 import { TaskRecord, type CallerId } from '../task-record';
 import { RecencyIndex } from './recency-index';
@@ -70,12 +71,9 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   create(init: NewTask): Promise<WrittenTask> {
-    const task = new TaskRecord({
-      ...init,
-      maxEvents: this.options.maxEventsPerTask,
-      maxFinishedTools: this.options.maxFinishedToolsPerTask,
-      onStatus: this.onStatus,
-    });
+    const task = new TaskRecord(
+      withFields(init, { maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onStatus: this.onStatus }),
+    );
     this.tasks.set(task.id, task);
     const context = this.contexts.get(task.contextId);
     if (context) context.push(task);
