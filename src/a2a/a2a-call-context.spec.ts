@@ -57,6 +57,17 @@ describe('negotiate (extensions)', () => {
     expect(extensionHeaders(ctx)).toEqual({ 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI, 'X-A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI });
   });
 
+  it('gives requests that negotiated alike the same extension headers, made once and read only', () => {
+    const v1 = { 'a2a-version': '1.0', 'a2a-extensions': TOOL_CALL_V1_EXTENSION_URI };
+    const first = extensionHeaders(negotiate({ headers: v1 }, card, true, 'alice'));
+    expect(extensionHeaders(negotiate({ headers: { ...v1 } }, card, true, 'bob'))).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    const v03 = extensionHeaders(negotiate({ headers: { 'a2a-extensions': TOOL_CALL_V1_EXTENSION_URI } }, card, true, 'alice'));
+    expect(v03).toEqual({ 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI, 'X-A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI });
+    expect(first).toEqual({ 'A2A-Extensions': TOOL_CALL_V1_EXTENSION_URI });
+    expect(extensionHeaders(negotiate({ headers: {} }, card, false, undefined))).toEqual({});
+  });
+
   it('refuses a client that does not list an extension the card marks required', () => {
     const strict = [...card, { uri: 'https://example.com/ext/must', description: '', required: true, params: undefined }];
     expect(() => negotiate({ headers: {} }, strict, true, undefined)).toThrow(ExtensionSupportRequiredError);

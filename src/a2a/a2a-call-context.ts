@@ -129,9 +129,22 @@ function versionParameter(source: NegotiationSource): string | undefined {
   return undefined;
 }
 
-/** The response headers echoing the activated extensions (also under the 0.3 name for 0.3 calls). */
-export function extensionHeaders(ctx: A2aCallContext): Record<string, string> {
-  if (ctx.activated.length === 0) return {};
+/**
+ * Each activated list's response headers, per version: made once, since the list is shared by
+ * every request that negotiated alike (and is read only), and they are on every response's path.
+ */
+const headersOf = new WeakMap<readonly string[], Partial<Record<ProtocolVersion, Readonly<Record<string, string>>>>>();
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The response headers echoing the activated extensions (also under the 0.3 name for 0.3 calls); shared, read only. */
+export function extensionHeaders(ctx: A2aCallContext): Readonly<Record<string, string>> {
+  if (ctx.activated.length === 0) return NO_HEADERS;
+  let byVersion = headersOf.get(ctx.activated);
+  if (!byVersion) headersOf.set(ctx.activated, (byVersion = {}));
+  const known = byVersion[ctx.version];
+  if (known) return known;
   const value = ctx.activated.join(', ');
-  return ctx.version === '0.3' ? { [A2A_EXTENSIONS_HEADER]: value, [A2A_EXTENSIONS_HEADER_V03]: value } : { [A2A_EXTENSIONS_HEADER]: value };
+  const headers: Record<string, string> = { [A2A_EXTENSIONS_HEADER]: value };
+  if (ctx.version === '0.3') headers[A2A_EXTENSIONS_HEADER_V03] = value;
+  return (byVersion[ctx.version] = Object.freeze(headers));
 }

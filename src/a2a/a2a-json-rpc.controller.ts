@@ -52,6 +52,14 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
   Connection: 'keep-alive',
   'X-Accel-Buffering': 'no',
 };
+/** A stream's whole head per set of extension headers (shared, as extensionHeaders gives them): made once, not per stream. */
+const streamHeads = new WeakMap<Readonly<Record<string, string>>, Readonly<Record<string, string>>>();
+
+function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  let head = streamHeads.get(extensions);
+  if (!head) streamHeads.set(extensions, (head = Object.freeze({ ...SSE_HEADERS, ...extensions })));
+  return head;
+}
 
 /**
  * The JSON-RPC binding at one URL. Route decorators cannot split one path between a JSON
@@ -146,7 +154,7 @@ export class A2aJsonRpcController {
     return this.validation.transform(call.params ?? {}, { type: 'body', metatype: dto }) as Promise<T>;
   }
 
-  private sendJson(res: Response, body: string, status = 200, headers: Record<string, string> = {}): void {
+  private sendJson(res: Response, body: string, status = 200, headers: Readonly<Record<string, string>> = {}): void {
     res.status(status).set(headers).type('application/json').send(body);
   }
 
@@ -158,10 +166,10 @@ export class A2aJsonRpcController {
    * for a stream with nothing to send yet. The head is one `writeHead` with every header (the
    * extension headers too), not headers set one by one and merged into it.
    */
-  private sendStream(res: Response, sse: TaskSseStream, extensions: Record<string, string>): void {
+  private sendStream(res: Response, sse: TaskSseStream, extensions: Readonly<Record<string, string>>): void {
     res.socket?.setNoDelay(true);
     res.socket?.setTimeout(0);
-    res.writeHead(200, { ...SSE_HEADERS, ...extensions });
+    res.writeHead(200, streamHead(extensions));
     const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();
   }
