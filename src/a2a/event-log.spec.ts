@@ -1,30 +1,13 @@
 import fc from 'fast-check';
 import { EventBlock, EventLog, type EventPacking } from './event-log';
 
-/** Numbers packed into a block: a copy of them, read back by sequence number; full at `size` numbers. */
+/** Numbers packed into a block: a copy of them, read back by sequence number. */
 class NumberBlock extends EventBlock<number> {
-  private readonly values: number[] = [];
-  sealed = 0;
-
   constructor(
+    private readonly values: readonly number[],
     firstSeq: number,
-    private readonly size: number,
   ) {
-    super(firstSeq);
-  }
-
-  get count(): number {
-    return this.values.length;
-  }
-
-  add(value: number): boolean {
-    if (this.values.length >= this.size) return false;
-    this.values.push(value);
-    return true;
-  }
-
-  override seal(): void {
-    this.sealed += 1;
+    super(firstSeq, values.length);
   }
 
   get(seq: number): number {
@@ -36,14 +19,17 @@ class NumberBlock extends EventBlock<number> {
   }
 }
 
-const packing = (hot: number, block: number, packed: NumberBlock[] = []): EventPacking<number> => ({
+const packing = (hot: number, block: number, packed: NumberBlock[] = [], blockWeight?: number): EventPacking<number> => ({
   hot,
-  open: (firstSeq) => {
-    const made = new NumberBlock(firstSeq, block);
+  block,
+  blockWeight,
+  pack: (events, firstSeq) => {
+    const made = new NumberBlock([...events], firstSeq);
     packed.push(made);
     return made;
   },
 });
+
 
 describe('EventLog', () => {
   it('numbers events from 1 and reads them back by sequence number', () => {
@@ -102,35 +88,37 @@ describe('EventLog', () => {
     );
   });
 
-  it('packs each event older than the hot ones into the newest block, and all of them on pack(), reading the same', () => {
+  it('packs the events older than the hot ones in blocks, and all of them on pack(), reading the same', () => {
     const blocks: NumberBlock[] = [];
-    const shapes = (): number[][] => blocks.map((b) => [b.firstSeq, b.count]);
     const log = new EventLog<number>(1_000, undefined, 1, packing(4, 8, blocks));
     for (let i = 1; i <= 30; i++) log.append(i * 3);
-    // 30 events, the newest 4 as they are: blocks of 8 hold 1-8, 9-16, 17-24 and 25-26 so far.
-    expect(shapes()).toEqual([[1, 8], [9, 8], [17, 8], [25, 2]]);
-    // A full block is sealed as the next one opens.
-    expect(blocks.map((b) => b.sealed)).toEqual([1, 1, 1, 0]);
+    // 30 events, the newest 4 (at least) as they are: blocks of 8 hold 1-8, 9-16 and 17-24.
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 8],
+      [17, 8],
+    ]);
     log.pack();
-    expect(shapes()).toEqual([[1, 8], [9, 8], [17, 8], [25, 6]]);
-    expect(blocks[3].sealed).toBe(1);
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 8],
+      [17, 8],
+      [25, 6],
+    ]);
     for (let seq = 1; seq <= 30; seq++) expect(log.get(seq)).toBe(seq * 3);
     log.pack();
     expect(blocks).toHaveLength(4);
-    // After pack(), an event that leaves the hot ones goes into the newest block while it has room.
-    for (let i = 31; i <= 37; i++) log.append(i * 3);
-    expect(shapes()).toEqual([[1, 8], [9, 8], [17, 8], [25, 8], [33, 1]]);
-    for (let seq = 1; seq <= 37; seq++) expect(log.get(seq)).toBe(seq * 3);
   });
 
-  it('tells which event is about to leave, while it still reads', () => {
-    const seen: [number, number | undefined][] = [];
-    const log: EventLog<number> = new EventLog<number>(5, (n) => n % 10, 1, packing(1, 3), (seq) => seen.push([seq, log.get(seq)]));
-    for (let i = 1; i <= 12; i++) log.append(i * 3);
-    log.pack();
-    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7].map((seq) => [seq, seq * 3]));
-    expect(log.firstSeq).toBe(8);
-    expect(log.bytes).toBe([8, 9, 10, 11, 12].reduce((sum, n) => sum + ((n * 3) % 10), 0));
+  it('packs by weight too: the events older than the hot ones, once they weigh blockWeight', () => {
+    const blocks: NumberBlock[] = [];
+    // Each event weighs its value: 10 each; the 2 newest stay as they are.
+    const log = new EventLog<number>(1_000, (n) => n, 1, packing(2, 100, blocks, 35));
+    for (let i = 0; i < 6; i++) log.append(10);
+    // After the 6th append, events 1-4 wait (40 >= 35): one block of 4.
+    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([[1, 4]]);
+    expect(log.bytes).toBe(60);
+    for (let seq = 1; seq <= 6; seq++) expect(log.get(seq)).toBe(10);
   });
 
   it('with packing, agrees with a naive model over any appends, holds, trims and packs (weights included)', () => {
@@ -145,10 +133,11 @@ describe('EventLog', () => {
         fc.integer({ min: 0, max: 10 }),
         fc.integer({ min: 1, max: 12 }),
         fc.integer({ min: 1, max: 5 }),
+        fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
         fc.array(op, { maxLength: 300 }),
-        (capacity, hot, block, firstSeq, ops) => {
+        (capacity, hot, block, firstSeq, blockWeight, ops) => {
           const weigh = (n: number): number => n % 10;
-          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, []));
+          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, [], blockWeight));
           const plain = new EventLog<number>(capacity, weigh, firstSeq);
           for (const o of ops) {
             if (o.kind === 'append') {

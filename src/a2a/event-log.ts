@@ -1,36 +1,37 @@
 /**
- * Consecutive events packed together, added one by one as they leave the hot ones: one object
- * holds them all and gives each back on demand (a fresh object per read).
+ * Consecutive events packed together: one object holds them all and gives each back on demand
+ * (a fresh object per read).
  */
 export abstract class EventBlock<T> {
   constructor(
     /** Sequence number of the block's first event. */
     readonly firstSeq: number,
+    /** How many events it holds. */
+    readonly count: number,
   ) {}
 
-  /** How many events it holds. */
-  abstract get count(): number;
   /** The event numbered `seq` (within the block). */
   abstract get(seq: number): T;
   /** That event's weight, as the log's `weigh` gives it. */
   abstract weight(seq: number): number;
-  /** Adds the event numbered `firstSeq + count`; false when the block is full (the log starts another). An empty block takes any event. */
-  abstract add(event: T): boolean;
-  /** No event comes for now: the block may give back the room it does not use. */
-  seal(): void {}
 }
 
 /**
- * How a log keeps its older events: packed into blocks as each leaves the hot ones. A log that
- * retains thousands of events, or a thousand logs that retain hundreds each, then holds a few
- * objects per block instead of one or more per event, which the garbage collector's young
- * generation would otherwise copy and promote for every event.
+ * How a log keeps its older events: packed into blocks. A log that retains thousands of events
+ * then holds one object per block instead of one or more per event, which is what the garbage
+ * collector's young generation would otherwise copy and promote for every event.
  */
 export interface EventPacking<T> {
-  /** The newest events kept as they are (at least 1): live readers take them with no unpacking. */
+  /** The newest events kept as they are: live readers take them with no unpacking. */
   hot: number;
-  /** A new, empty block whose first event will be numbered `firstSeq`. */
-  open(firstSeq: number): EventBlock<T>;
+  /** The events older than the hot ones are packed once they are this many... */
+  block: number;
+  /**
+   * ...or once they weigh this much (by the log's `weigh`). A block big enough for the
+   * engine's large-object space is never copied by the young-generation GC, only promoted.
+   */
+  blockWeight?: number;
+  pack(events: readonly T[], firstSeq: number): EventBlock<T>;
 }
 
 /**
@@ -38,8 +39,8 @@ export interface EventPacking<T> {
  * the newest `capacity` events, and beyond them those a reader still needs (`keepAfter`), up to
  * twice the capacity. Appending and reading by sequence number are O(1) (amortised: the dropped
  * head is compacted away once it outweighs the live part; a packed event is found among the
- * blocks by binary search). With `packing`, each event older than the hot ones is added to the
- * newest block (`pack()` packs the hot ones too, e.g. when the task ends).
+ * blocks by binary search). With `packing`, the events older than the hot ones are kept in
+ * blocks, and all of them once `pack()` is called (e.g. when the task ends).
  */
 export class EventLog<T> {
   /** Packed events, oldest first, all older than `tail`'s. */
@@ -57,17 +58,17 @@ export class EventLog<T> {
 
   /** Sum of the retained events' weights. */
   private weight = 0;
+  /** Sum of the weights of the tail's events older than the hot ones (with `packing` and `weigh`). */
+  private pendingWeight = 0;
 
   constructor(
-  /** The events it keeps (more only while readers still need them, see `trim`). */
+    /** The events it keeps (more only while readers still need them, see `trim`). */
     readonly capacity: number,
     /** An event's weight (e.g. its bytes); the log keeps the sum over what it retains. */
     private readonly weigh?: (event: T) => number,
     /** Sequence number of the first event appended (a log that continues one kept elsewhere). */
     firstSeq = 1,
     private readonly packing?: EventPacking<T>,
-    /** Called with each event's sequence number as it is about to leave the log (`get` still reads it). */
-    private readonly onDrop?: (seq: number) => void,
   ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`EventLog capacity must be a positive integer, got ${capacity}`);
     this.first = firstSeq;
@@ -104,18 +105,23 @@ export class EventLog<T> {
     this.tail.push(event);
     this.last += 1;
     if (this.weigh) this.weight += this.weigh(event);
-    // Packed before the trim: then the tail holds only the hot events, the newest among them.
     const packing = this.packing;
-    if (packing) while (this.last - this.tailFirst + 1 > packing.hot) this.packOldestOfTail(packing);
+    if (packing && this.weigh) {
+      // The event that just left the hot ones now waits to be packed.
+      const left = this.last - packing.hot;
+      if (left >= this.tailFirst) this.pendingWeight += this.weigh(this.tail[this.tailStart + left - this.tailFirst] as T);
+    }
     this.trim(keepAfter);
+    if (!packing) return;
+    const pending = this.last - packing.hot - this.tailFirst + 1;
+    if (pending >= packing.block || (pending > 0 && packing.blockWeight !== undefined && this.pendingWeight >= packing.blockWeight)) {
+      this.packTail(pending);
+    }
   }
 
   /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
   pack(): void {
-    const packing = this.packing;
-    if (!packing) return;
-    while (this.tailFirst <= this.last) this.packOldestOfTail(packing);
-    if (this.blocks.length > this.blockStart) this.blocks[this.blocks.length - 1]?.seal();
+    if (this.packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
@@ -147,38 +153,39 @@ export class EventLog<T> {
     return this.blocks[lo] as EventBlock<T>;
   }
 
-  /** Moves the tail's oldest event into the newest block, or a new one when that one is full. */
-  private packOldestOfTail(packing: EventPacking<T>): void {
-    const seq = this.tailFirst;
-    const event = this.shiftTail() as T;
-    const newest = this.blocks.length > this.blockStart ? this.blocks[this.blocks.length - 1] : undefined;
-    if (newest && newest.firstSeq + newest.count === seq && newest.add(event)) return;
-    newest?.seal();
-    const block = packing.open(seq);
-    block.add(event);
-    this.blocks.push(block);
-  }
-
-  /** Takes the tail's oldest event out (the dropped head is compacted away once it outweighs the rest). */
-  private shiftTail(): T | undefined {
-    const event = this.tail[this.tailStart];
-    this.tail[this.tailStart] = undefined;
-    this.tailStart += 1;
-    this.tailFirst += 1;
-    if (this.tailStart >= 64 && this.tailStart * 2 >= this.tail.length) {
-      this.tail = this.tail.slice(this.tailStart);
-      this.tailStart = 0;
-    }
-    return event;
+  /** Packs the oldest `count` events of the tail into one block. */
+  private packTail(count: number): void {
+    // Events of the tail already dropped (a capacity below the hot ones) are not packed.
+    const from = Math.max(this.tailFirst, this.first);
+    const skip = from - this.tailFirst;
+    count -= skip;
+    if (!this.packing || count <= 0) return;
+    const at = this.tailStart + skip;
+    this.blocks.push(this.packing.pack(this.tail.slice(at, at + count) as T[], from));
+    this.tail = this.tail.slice(at + count);
+    this.tailStart = 0;
+    this.tailFirst = from + count;
+    // Whatever waited is packed now (pack() also packs the hot ones).
+    this.pendingWeight = 0;
   }
 
   private dropOldest(): void {
     const seq = this.first;
-    this.onDrop?.(seq);
     this.first += 1;
     if (seq >= this.tailFirst) {
-      const dropped = this.shiftTail();
-      if (this.weigh && dropped !== undefined) this.weight -= this.weigh(dropped);
+      const dropped = this.tail[this.tailStart];
+      if (this.weigh && dropped !== undefined) {
+        const weight = this.weigh(dropped);
+        this.weight -= weight;
+        if (this.packing && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
+      }
+      this.tail[this.tailStart] = undefined;
+      this.tailStart += 1;
+      this.tailFirst += 1;
+      if (this.tailStart >= 1024 && this.tailStart * 2 >= this.tail.length) {
+        this.tail = this.tail.slice(this.tailStart);
+        this.tailStart = 0;
+      }
       return;
     }
     const block = this.blocks[this.blockStart] as EventBlock<T>;

@@ -134,140 +134,87 @@ function toolEventWeight(head: string, varying: number, lastChunk: boolean): num
 
 const TOOL_FRAME = 1;
 const TERMINAL = 2;
-/** A ToolFrameEvent kept as its artifact id and frame (ID_BYTES says where the one ends). */
+/** A ToolFrameEvent kept as its artifact id and frame (`split` says where the one ends). */
 const COMPACT = 4;
-/** A compact one's update is the artifact's last chunk. */
-const LAST_CHUNK = 8;
-/** An event whose JSON UTF-8 cannot carry exactly (a lone surrogate): kept as its string. */
-const AS_STRING = 16;
-
-/** Per event, four numbers in a block's `meta`: where its bytes end, its flags, its artifact id's bytes (compact), the characters it keeps. */
-const END = 0;
-const FLAG_BITS = 1;
-const ID_BYTES = 2;
-const CHARS = 3;
-const META = 4;
-
-/** A block's first room; it doubles as events come, up to BLOCK_BYTES. */
-const FIRST_BYTES = 8 * 1024;
-/** A block is full past this many bytes (unless it holds one larger event alone)... */
-const BLOCK_BYTES = 64 * 1024;
-/** ...or this many events. */
-const BLOCK_EVENTS = 2048;
-const FIRST_EVENTS = 32;
+const FLAGS = 8;
 
 /**
- * Consecutive events of one task kept outside the JavaScript heap: as UTF-8 bytes in one Buffer
- * (their JSONs, or for a tool frame's event only its artifact id and frame: a third of its JSON),
- * and four numbers each in an Int32Array (where it ends, its flags, where a compact one's id
- * ends, its weight). A few objects per block and none per event, so the young-generation GC
- * neither copies nor promotes what a running task retains (it did so for every event the 1,000
- * running tasks of the 1,000-stream case held). Each event is written as it leaves the log's hot
- * ones. Reading one back decodes its bytes, or rebuilds a tool frame's event around its parts.
+ * Consecutive events of one task kept as one string (their JSONs joined, or for a tool frame's
+ * event only its artifact id and frame: a third of its JSON) and two arrays of numbers (where
+ * each ends, and its flags; where a compact one's id ends, and whether it is a last chunk): a few
+ * objects for the whole block instead of an event object and its string each. Reading an event
+ * back slices the string (no copy), or rebuilds a tool frame's event around its slices.
  */
 export class TaskEventBlock extends EventBlock<TaskEvent> {
-  private bytes: Buffer = EMPTY;
-  private used = 0;
-  private meta: Int32Array = new Int32Array(FIRST_EVENTS * META);
-  private events = 0;
+  private readonly json: string;
+  /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags. */
+  private readonly ends: number[];
+  /** Per compact event: the length of its artifact id's JSON, times 2, plus 1 for a last chunk; else 0. */
+  private readonly splits: number[];
   /** The tool frames' head (one task, one head). */
-  private head: string | undefined;
-  /** The events kept AS_STRING, by index. */
-  private strings?: Map<number, string>;
+  private readonly head: string;
 
-  get count(): number {
-    return this.events;
-  }
-
-  add(event: TaskEvent): boolean {
-    const i = this.events;
-    if (i >= BLOCK_EVENTS) return false;
-    let flags = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
-    const compact = event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head);
-    const json = compact ? '' : event.json;
-    // JSON.stringify never writes a lone surrogate, but a string read back from a store might hold one.
-    const asString = !compact && !(json as WellFormedCheck).isWellFormed();
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    const most = compact ? 3 * (event.artifactIdJson.length + event.frameJson.length) : asString ? 0 : 3 * json.length;
-    if (this.used + most > this.bytes.length && !this.grow(most)) return false;
-    if ((i + 1) * META > this.meta.length) this.meta = resized(this.meta, 2 * this.meta.length);
-    const at = i * META;
-    if (compact) {
-      this.head = event.head;
-      const id = this.bytes.write(event.artifactIdJson, this.used);
-      this.used += id + this.bytes.write(event.frameJson, this.used + id);
-      this.meta[at + ID_BYTES] = id;
-      this.meta[at + CHARS] = event.artifactIdJson.length + event.frameJson.length;
-      flags += COMPACT + (event.lastChunk ? LAST_CHUNK : 0);
-    } else {
-      if (asString) {
-        (this.strings ??= new Map()).set(i, json);
-        flags += AS_STRING;
-      } else this.used += this.bytes.write(json, this.used);
-      this.meta[at + CHARS] = json.length;
+  constructor(events: readonly TaskEvent[], firstSeq: number) {
+    super(firstSeq, events.length);
+    const parts: string[] = [];
+    this.ends = new Array<number>(events.length);
+    this.splits = new Array<number>(events.length);
+    let head: string | undefined;
+    let end = 0;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i];
+      let flags = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
+      if (event instanceof ToolFrameEvent && (head === undefined || head === event.head)) {
+        head = event.head;
+        const id = event.artifactIdJson;
+        const frame = event.frameJson;
+        parts.push(id, frame);
+        end += id.length + frame.length;
+        this.splits[i] = id.length * 2 + (event.lastChunk ? 1 : 0);
+        flags += COMPACT;
+      } else {
+        parts.push(event.json);
+        end += event.json.length;
+        this.splits[i] = 0;
+      }
+      this.ends[i] = end * FLAGS + flags;
     }
-    this.meta[at + END] = this.used;
-    this.meta[at + FLAG_BITS] = flags;
-    this.events = i + 1;
-    return true;
-  }
-
-  /** Room for `more` bytes: the buffer doubles (up to BLOCK_BYTES, or exactly one larger event's); false when the block is full. */
-  private grow(more: number): boolean {
-    const need = this.used + more;
-    if (this.used > 0 && need > BLOCK_BYTES) return false;
-    const bytes = Buffer.allocUnsafeSlow(Math.max(need, Math.min(BLOCK_BYTES, Math.max(FIRST_BYTES, 2 * this.bytes.length))));
-    this.bytes.copy(bytes, 0, 0, this.used);
-    this.bytes = bytes;
-    return true;
-  }
-
-  override seal(): void {
-    // A finished task's last block would otherwise keep up to half its room empty.
-    if (this.bytes.length - this.used > Math.max(1024, this.used / 8)) {
-      const bytes = Buffer.allocUnsafeSlow(this.used);
-      this.bytes.copy(bytes, 0, 0, this.used);
-      this.bytes = bytes;
-    }
-    if (this.meta.length > 2 * this.events * META) this.meta = resized(this.meta, this.events * META);
+    this.json = parts.join('');
+    this.head = head ?? '';
   }
 
   get(seq: number): TaskEvent {
-    const at = (seq - this.firstSeq) * META;
-    const flags = this.meta[at + FLAG_BITS];
-    const isToolFrame = (flags & TOOL_FRAME) !== 0;
-    const terminal = (flags & TERMINAL) !== 0;
-    if ((flags & AS_STRING) !== 0) return new TaskEvent(seq, this.strings?.get(seq - this.firstSeq) as string, isToolFrame, terminal);
-    const start = at === 0 ? 0 : this.meta[at - META + END];
-    const end = this.meta[at + END];
-    if ((flags & COMPACT) === 0) return new TaskEvent(seq, this.bytes.toString('utf8', start, end), isToolFrame, terminal);
-    const split = start + this.meta[at + ID_BYTES];
-    return new ToolFrameEvent(seq, this.head as string, this.bytes.toString('utf8', start, split), this.bytes.toString('utf8', split, end), (flags & LAST_CHUNK) !== 0);
+    const i = seq - this.firstSeq;
+    const packed = this.ends[i];
+    const start = this.startOf(i);
+    const end = Math.floor(packed / FLAGS);
+    if ((packed & COMPACT) === 0) return new TaskEvent(seq, this.json.slice(start, end), (packed & TOOL_FRAME) !== 0, (packed & TERMINAL) !== 0);
+    const split = start + Math.floor(this.splits[i] / 2);
+    return new ToolFrameEvent(seq, this.head, this.json.slice(start, split), this.json.slice(split, end), (this.splits[i] & 1) === 1);
   }
 
   weight(seq: number): number {
-    const at = (seq - this.firstSeq) * META;
-    const flags = this.meta[at + FLAG_BITS];
-    return (flags & COMPACT) === 0 ? this.meta[at + CHARS] : toolEventWeight(this.head as string, this.meta[at + CHARS], (flags & LAST_CHUNK) !== 0);
+    const i = seq - this.firstSeq;
+    const packed = this.ends[i];
+    const kept = Math.floor(packed / FLAGS) - this.startOf(i);
+    return (packed & COMPACT) === 0 ? kept : toolEventWeight(this.head, kept, (this.splits[i] & 1) === 1);
+  }
+
+  private startOf(i: number): number {
+    return i === 0 ? 0 : Math.floor(this.ends[i - 1] / FLAGS);
   }
 }
 
-/** A copy of `meta` with room for `length` numbers. */
-function resized(meta: Int32Array, length: number): Int32Array {
-  const out = new Int32Array(length);
-  out.set(length >= meta.length ? meta : meta.subarray(0, length));
-  return out;
-}
-
-const EMPTY = Buffer.alloc(0);
-/** String.prototype.isWellFormed (Node 20), which the project's TypeScript lib does not declare yet. */
-type WellFormedCheck = string & { isWellFormed(): boolean };
-
 /**
- * How a task's log keeps its events: the newest as it is (what live streams take), each older
- * one written into the newest TaskEventBlock as it leaves (see there why).
+ * How a task's log keeps its events: the newest 64 as they are (what live streams take), older
+ * ones packed once they hold 160 Ki characters of JSON (or 4,096 events). Retaining
+ * maxEventsPerTask (10,000) events as objects made the young-generation GC copy and promote
+ * every one of them; a block of that size is allocated in V8's large-object space, which that
+ * GC promotes without copying.
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
-  hot: 1,
-  open: (firstSeq) => new TaskEventBlock(firstSeq),
+  hot: 64,
+  block: 4096,
+  blockWeight: 160 * 1024,
+  pack: (events, firstSeq) => new TaskEventBlock(events, firstSeq),
 };

@@ -1,6 +1,6 @@
 import { Artifact, StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
-import { TaskEvent, TaskEventBlock } from './task-event';
+import type { TaskEvent } from './task-event';
 import fc from 'fast-check';
 import { TaskRecord, toolArtifact, type TaskListener } from './task-record';
 import type { ToolCallArtifactData } from '../extensions';
@@ -89,22 +89,6 @@ describe('TaskRecord', () => {
     expect(task.log.bytes).toBe(retainedBytes());
   });
 
-  it('packs an event as its string when UTF-8 cannot carry its JSON exactly, and a large event in a block of its own', () => {
-    const block = new TaskEventBlock(7);
-    const lone = '{"statusUpdate":{"x":"\ud800 lone"}}';
-    const large = `{"statusUpdate":{"x":"${'é'.repeat(100_000)}"}}`;
-    expect(block.add(new TaskEvent(7, lone, false, true))).toBe(true);
-    expect(block.add(new TaskEvent(8, '{"statusUpdate":{}}'))).toBe(true);
-    // Past the block's room: the log starts another block, where it fits alone.
-    expect(block.add(new TaskEvent(9, large))).toBe(false);
-    const alone = new TaskEventBlock(9);
-    expect(alone.add(new TaskEvent(9, large, true))).toBe(true);
-    alone.seal();
-    expect([block.get(7).json, block.get(7).terminal, block.weight(7)]).toEqual([lone, true, lone.length]);
-    expect(block.get(8).json).toBe('{"statusUpdate":{}}');
-    expect([alone.get(9).json === large, alone.get(9).isToolFrame, alone.weight(9)]).toEqual([true, true, large.length]);
-  });
-
   it('writes a tool frame event exactly as the SDK codec does (hand-built JSON)', () => {
     const json = fc.jsonValue({ maxDepth: 3 });
     const frame: fc.Arbitrary<ToolCallArtifactData> = fc.oneof(
@@ -176,26 +160,6 @@ describe('TaskRecord', () => {
     // b never finished: the answer closed it, so every started tool has a terminal frame.
     expect(parseToolCall(snapshot.artifacts[1].parts)).toMatchObject({ phase: 'failed', error: 'the run ended before this tool finished' });
     expect(snapshot.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
-  });
-
-  it.each([3, 6, 40, 5_000])('keeps a tool in the snapshot, at its latest phase, after the log dropped that frame (%i events later)', (later) => {
-    // 5 events kept: the tools' frames leave the log (as the whole or part of a block) long before the task ends.
-    const task = newTask(5, 10);
-    task.toolFrame({ toolCallId: 'open', name: 'slow', phase: 'started', args: { q: 'ünï' } });
-    task.toolFrame({ toolCallId: 'done', name: 'fast', phase: 'started', args: {} });
-    task.toolFrame({ toolCallId: 'done', name: 'fast', phase: 'completed', result: { ok: true } });
-    for (let i = 0; i < later; i++) task.narrate(`step ${i}`);
-    expect(task.log.firstSeq).toBeGreaterThan(2);
-    const frames = (): ToolCallArtifactData[] => task.snapshot().artifacts.map((a) => parseToolCall(a.parts) as ToolCallArtifactData);
-    expect(frames()).toEqual([
-      { toolCallId: 'open', name: 'slow', phase: 'started', args: { q: 'ünï' } },
-      { toolCallId: 'done', name: 'fast', phase: 'completed', result: { ok: true } },
-    ]);
-    // The open one is closed by name as the task ends, and then holds that frame.
-    task.complete('done');
-    const closing = task.log.get(task.lastSeq - 2);
-    expect(JSON.parse(closing?.json ?? '{}').artifactUpdate.artifact.parts[0].data).toMatchObject({ toolCallId: 'open', name: 'slow', phase: 'failed' });
-    expect(frames()[0]).toMatchObject({ toolCallId: 'open', phase: 'failed' });
   });
 
   it('keeps open tools plus the newest maxFinishedTools finished ones: 100,000 calls, a small snapshot', () => {
