@@ -132,7 +132,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         ...SHARED,
         quick,
         reps: 3,
-        emptyTasks: 300,
+        emptyTasks: 1_200,
         emptyWarmUpMinTasks: 10_000,
         emptyWarmUpMaxTasks: 10_000,
         emptyWarmUpMaxMs: 45_000,

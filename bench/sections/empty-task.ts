@@ -5,7 +5,9 @@
  * per task stops falling (bench/lib/steady.ts; before, the repetitions were a fresh server's
  * first tasks, and V8 compiling the request path on its own threads was a quarter of
  * toolstream's figure). The servers then alternate within each repetition, so each ratio
- * compares runs taken side by side.
+ * compares runs taken side by side; each counted run follows an uncounted one of the same size
+ * on the same server, as every server idles while the others run, and a counted run is long
+ * enough (1,200 tasks in a full run) to hold several of toolstream's major GCs, not one or none.
  *
  * Beside the three servers of every section runs the framework floor (bench/servers/floor-server.ts):
  * NestJS + Express around the limit's own handler. floor/limit is what the framework toolstream is
@@ -89,6 +91,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   const tasks = config.emptyTasks;
   const runs: RunRecord[] = [];
   const perTask = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
+  /** The uncounted runs' CPU per task: what a server pays after idling while the others ran. */
+  const afterIdle = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
   const overLimit: number[] = [];
   const floorOverLimit: number[] = [];
   const oursOverFloor: number[] = [];
@@ -100,6 +104,11 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   for (let rep = 0; rep < config.reps; rep++) {
     const same: Partial<Record<Target, number>> = {};
     for (const target of EMPTY_TASK_TARGETS) {
+      // Uncounted, right before the counted run: each server has sat idle while the others ran
+      // (V8 shrinks an idle heap and may drop the bytecode of functions it has not run), so each
+      // is measured as freshly warm as the others, not with the idle penalty of its position in
+      // the order.
+      afterIdle.get(target)?.push((await emptyRun(pool, target, tasks)).cpuPerTaskUs);
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks);
       runs.push(runRecord(run, rep, EMPTY));
       same[target] = cpuPerTaskUs;
@@ -124,7 +133,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   const reps = (v: number[]): string => v.map((r) => r.toFixed(2)).join(', ');
   log(
     `empty task CPU: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ` +
-      `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}`,
+      `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}; ` +
+      `uncounted runs after idling, µs per task: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(afterIdle.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}`,
   );
   return result;
 }
