@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { Subscription } from 'rxjs';
-import { validateToolCallFrame } from '../extensions';
+// From its own file, not the package's index: a name re-exported by `export *` is a getter on
+// the compiled module, which every tool frame would call.
+import { validateToolCallFrame } from '../extensions/tool-call-v1';
 import type { AgentBus, TaskTopicPayloads } from '../runtime';
 import type { TaskContentGuard } from './limits/task-content-guard';
 import type { TaskWriter } from './store/task-store';
