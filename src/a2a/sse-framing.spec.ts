@@ -175,6 +175,28 @@ describe('SSE framing', () => {
       expect(stopped()).toBe(true);
     });
 
+    it('hands the chunks of one turn to the response as one write, in order, before it ends', async () => {
+      const writes: string[] = [];
+      const { response, text } = fakeResponse();
+      const write = response.write.bind(response);
+      response.write = ((chunk: string) => (writes.push(chunk), write(chunk))) as typeof response.write;
+      const writer = new ResponseWriter(response);
+      writer.write('a');
+      writer.write('b');
+      expect(writes).toEqual([]);
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      expect(writes).toEqual(['ab']);
+      writer.write('c');
+      writer.write('d');
+      writer.end();
+      expect(writes).toEqual(['ab', 'cd']);
+      await new Promise((resolve) => response.once('finish', resolve));
+      expect(text()).toBe('abcd');
+      // Nothing is written after the end, not even what the turn's flush would have sent.
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      expect(writes).toEqual(['ab', 'cd']);
+    });
+
     it("paces on the response's writes: busy from a write that fills its buffer until it drains", async () => {
       const { response } = fakeResponse(100);
       const writer = new ResponseWriter(response);

@@ -69,12 +69,24 @@ export function formatSse(message: MessageEvent): string {
  * A response written event by event (the JSON-RPC binding), and that stream's pace: busy from a
  * write that fills the response's buffer until it drains. It keeps that state itself rather than
  * reading `writableNeedDrain` for every event of every stream.
+ *
+ * The chunks written in one go of the event loop (a tool call's started and completed frames,
+ * a replay) leave as one `response.write` at the end of it: Node's HTTP response corks its socket
+ * on a write and uncorks it on the next tick anyway, so they would share one syscall either way,
+ * but each write costs its own chunk header, four socket writes and a Buffer.byteLength. The
+ * chunks go out at once when they would fill the response's buffer (the pace is unchanged), and
+ * before the response ends (`end`).
  */
 export class ResponseWriter implements StreamPace {
   private full = false;
   private waiting?: () => void;
+  /** What this turn wrote so far, not yet handed to the response. */
+  private pending = '';
+  private readonly highWaterMark: number;
 
-  constructor(private readonly response: ServerResponse) {}
+  constructor(private readonly response: ServerResponse) {
+    this.highWaterMark = response.writableHighWaterMark;
+  }
 
   ready(): boolean {
     return !this.full;
@@ -92,10 +104,30 @@ export class ResponseWriter implements StreamPace {
   }
 
   write(chunk: string): void {
+    if (this.pending === '') {
+      this.pending = chunk;
+      process.nextTick(this.flush);
+    } else {
+      this.pending += chunk;
+    }
+    if (this.pending.length + this.response.writableLength >= this.highWaterMark) this.flush();
+  }
+
+  /** Writes what waits, then ends the response. */
+  end(): void {
+    this.flush();
+    this.response.end();
+  }
+
+  private readonly flush = (): void => {
+    const chunk = this.pending;
+    if (chunk === '') return;
+    this.pending = '';
+    if (this.response.destroyed || this.response.writableEnded) return;
     if (this.response.write(chunk) || this.full) return;
     this.full = true;
     this.response.once('drain', this.drained);
-  }
+  };
 
   private readonly drained = (): void => {
     this.full = false;
@@ -142,7 +174,7 @@ export class TaskSseStream {
     timer.unref();
     const end = (): void => {
       clearInterval(timer);
-      response.end();
+      writer.end();
     };
     let stop: (() => void) | undefined;
     try {
