@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { applyHttpTimeouts } from './a2a';
+import { applyHttpTimeouts, ExpressPrototypesAdapter } from './a2a';
 import { enableGracefulShutdown } from './demo/graceful-shutdown';
 import { portFromEnv, roleFromEnv } from './app.config';
 import { AppModule, DemoRoleModule } from './app.module';
@@ -14,8 +14,9 @@ async function bootstrap(): Promise<void> {
   // Before the app is built, so every span of the app reaches it.
   const stopTracing = await startTracingFromEnv();
   // A2aModule reads the A2A routes' JSON bodies itself, within its maxBodyBytes; shutdown
-  // closes the connections still open once the drain is over.
-  const app = await NestFactory.create<NestExpressApplication>(role === 'all' ? AppModule : DemoRoleModule.forRole(role), {
+  // closes the connections still open once the drain is over. Requests and responses are born
+  // on Express's prototypes (ExpressPrototypesAdapter): one hidden class for all of them.
+  const app = await NestFactory.create<NestExpressApplication>(role === 'all' ? AppModule : DemoRoleModule.forRole(role), new ExpressPrototypesAdapter(), {
     bodyParser: false,
     forceCloseConnections: true,
   });

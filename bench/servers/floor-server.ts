@@ -3,13 +3,15 @@
  * for the empty task. One module, one controller, one route at toolstream's JSON-RPC path whose
  * handler is the limit's own (limit-server.ts: read the body, parse, write the same SSE events),
  * and the application created as toolstream's is (src/main.ts, toolstream-server.ts): no body
- * parser, no X-Powered-By. What it costs over the limit is Nest and Express per request, which
+ * parser, no X-Powered-By, requests and responses born on Express's prototypes
+ * (ExpressPrototypesAdapter). What it costs over the limit is Nest and Express per request, which
  * toolstream cannot go below while it is built on them; what toolstream costs over it is its own.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Controller, Module, Post, Req, Res } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressPrototypesAdapter } from '../../src/a2a/express-prototypes.adapter';
 import { serveLimitRequest } from './limit-server';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -27,7 +29,7 @@ class FloorController {
 class FloorModule {}
 
 export async function createFloorServer(): Promise<ServerUnderTest> {
-  const app = await NestFactory.create<NestExpressApplication>(FloorModule, { logger: ['error'], bodyParser: false });
+  const app = await NestFactory.create<NestExpressApplication>(FloorModule, new ExpressPrototypesAdapter(), { logger: ['error'], bodyParser: false });
   app.disable('x-powered-by');
   await app.init();
   return { server: app.getHttpServer() as Server, rpcPath: FLOOR_PATH };

@@ -17,7 +17,7 @@
 import type { Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
-import { A2A_CONFIG, A2A_MODULE_OPTIONS, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
+import { A2A_CONFIG, A2A_MODULE_OPTIONS, ExpressPrototypesAdapter, resolveA2aConfig, type A2aModuleOptions } from '../../src/a2a';
 import { AppModule } from '../../src/app.module';
 import { AgentExecutor } from '../../src/executor';
 import { ToolstreamMetrics } from '../../src/metrics';
@@ -56,8 +56,9 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
     })
     .compile();
   // As src/main.ts boots it: A2aModule reads the A2A routes' bodies itself, so the application
-  // has no global JSON and urlencoded parsers in front of every request; no X-Powered-By.
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ logger: ['error'], bodyParser: false });
+  // has no global JSON and urlencoded parsers in front of every request; no X-Powered-By;
+  // requests and responses born on Express's prototypes.
+  const app = moduleRef.createNestApplication<NestExpressApplication>(new ExpressPrototypesAdapter(), { logger: ['error'], bodyParser: false });
   app.disable('x-powered-by');
   await app.init();
   return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };

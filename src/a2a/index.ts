@@ -18,6 +18,7 @@ export {
 } from './a2a.module-definition';
 export { A2aAuthService, API_KEY_HEADER } from './auth/a2a-auth.service';
 export { SecretScrubber } from './auth/secret-scrubber';
+export { ExpressPrototypesAdapter } from './express-prototypes.adapter';
 export { applyHttpTimeouts, HTTP_TIMEOUT_DEFAULTS, type HttpTimeoutOptions, type HttpTimeoutTarget } from './limits/http-timeouts';
 export { A2aDrainService, type DrainReport } from './shutdown/a2a-drain.service';
 export { A2A_CONFIG, JSON_RPC_PATH, AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSIONS, type ProtocolVersion } from './a2a.constants';
