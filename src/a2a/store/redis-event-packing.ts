@@ -17,13 +17,16 @@ const ID_BYTES = 2;
 const WEIGHT = 3;
 const META = 4;
 
-/** A block's first room; it doubles as events come, up to BLOCK_BYTES. */
-const FIRST_BYTES = 8 * 1024;
+/**
+ * A block's first room; it doubles as events come, up to BLOCK_BYTES. Each size is an ArrayBuffer
+ * of its own that the GC sweeps once dropped: a task of a few hundred frames needs two or three.
+ */
+const FIRST_BYTES = 16 * 1024;
 /** A block is full past this many bytes (unless it holds one larger event alone)... */
 const BLOCK_BYTES = 64 * 1024;
 /** ...or this many events. */
 const BLOCK_EVENTS = 2048;
-const FIRST_EVENTS = 32;
+const FIRST_EVENTS = 128;
 
 /**
  * Consecutive events of one task kept outside the JavaScript heap: as UTF-8 bytes in one Buffer
@@ -89,15 +92,8 @@ export class BufferEventBlock implements GrowingEventBlock<TaskEvent> {
     return true;
   }
 
-  seal(): void {
-    // A finished task's last block would otherwise keep up to half its room empty.
-    if (this.bytes.length - this.used > Math.max(1024, this.used / 8)) {
-      const bytes = Buffer.allocUnsafeSlow(this.used);
-      this.bytes.copy(bytes, 0, 0, this.used);
-      this.bytes = bytes;
-    }
-    if (this.meta.length > 2 * this.events * META) this.meta = resized(this.meta, this.events * META);
-  }
+  /** Keeps its room as it is: the writer forgets a task once its end is stored (a smaller copy would be garbage at once). */
+  seal(): void {}
 
   get(seq: number): TaskEvent {
     const i = seq - this.firstSeq;
@@ -118,10 +114,10 @@ export class BufferEventBlock implements GrowingEventBlock<TaskEvent> {
   }
 }
 
-/** A copy of `meta` with room for `length` numbers. */
+/** A copy of `meta` with room for `length` numbers (more than it has). */
 function resized(meta: Int32Array, length: number): Int32Array {
   const out = new Int32Array(length);
-  out.set(length >= meta.length ? meta : meta.subarray(0, length));
+  out.set(meta);
   return out;
 }
 
