@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EventBlock, EventLog, type EventPacking, type EventPackingByEvent, type GrowingEventBlock } from './event-log';
+import { EventBlock, EventLog, type EventPacking } from './event-log';
 
 /** Numbers packed into a block: a copy of them, read back by sequence number. */
 class NumberBlock extends EventBlock<number> {
@@ -30,48 +30,6 @@ const packing = (hot: number, block: number, packed: NumberBlock[] = [], blockWe
   },
 });
 
-
-/** Numbers added one by one; full at `size` numbers; counts its seals. */
-class GrowingNumberBlock implements GrowingEventBlock<number> {
-  private readonly values: number[] = [];
-  sealed = 0;
-
-  constructor(
-    readonly firstSeq: number,
-    private readonly size: number,
-  ) {}
-
-  get count(): number {
-    return this.values.length;
-  }
-
-  add(value: number): boolean {
-    if (this.values.length >= this.size) return false;
-    this.values.push(value);
-    return true;
-  }
-
-  seal(): void {
-    this.sealed += 1;
-  }
-
-  get(seq: number): number {
-    return this.values[seq - this.firstSeq];
-  }
-
-  weight(seq: number): number {
-    return this.get(seq) % 10;
-  }
-}
-
-const packingByEvent = (hot: number, block: number, opened: GrowingNumberBlock[] = []): EventPackingByEvent<number> => ({
-  hot,
-  open: (firstSeq) => {
-    const made = new GrowingNumberBlock(firstSeq, block);
-    opened.push(made);
-    return made;
-  },
-});
 
 describe('EventLog', () => {
   it('numbers events from 1 and reads them back by sequence number', () => {
@@ -163,10 +121,7 @@ describe('EventLog', () => {
     for (let seq = 1; seq <= 6; seq++) expect(log.get(seq)).toBe(10);
   });
 
-  it.each([
-    ['in blocks', (hot: number, block: number, blockWeight?: number) => packing(hot, block, [], blockWeight)],
-    ['event by event', (hot: number, block: number) => packingByEvent(hot, block)],
-  ] as const)('packing %s, agrees with a naive model over any appends, holds, trims and packs (weights and drops included)', (_, makePacking) => {
+  it('with packing, agrees with a naive model over any appends, holds, trims and packs (weights included)', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('append' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
       fc.record({ kind: fc.constant('trim' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
@@ -182,10 +137,8 @@ describe('EventLog', () => {
         fc.array(op, { maxLength: 300 }),
         (capacity, hot, block, firstSeq, blockWeight, ops) => {
           const weigh = (n: number): number => n % 10;
-          const dropped: number[] = [];
-          const plainDropped: number[] = [];
-          const log: EventLog<number> = new EventLog<number>(capacity, weigh, firstSeq, makePacking(hot, block, blockWeight), (seq) => dropped.push(log.get(seq) as number));
-          const plain: EventLog<number> = new EventLog<number>(capacity, weigh, firstSeq, undefined, (seq) => plainDropped.push(plain.get(seq) as number));
+          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, [], blockWeight));
+          const plain = new EventLog<number>(capacity, weigh, firstSeq);
           for (const o of ops) {
             if (o.kind === 'append') {
               log.append(log.nextSeq * 7, o.keepAfter);
@@ -196,7 +149,6 @@ describe('EventLog', () => {
             } else log.pack();
             expect([log.firstSeq, log.lastSeq, log.size, log.bytes]).toEqual([plain.firstSeq, plain.lastSeq, plain.size, plain.bytes]);
           }
-          expect(dropped).toEqual(plainDropped);
           for (let seq = firstSeq - 1; seq <= log.lastSeq + 1; seq++) {
             expect(log.get(seq)).toBe(plain.get(seq));
             expect(log.retainsAfter(seq)).toBe(plain.retainsAfter(seq));
@@ -210,39 +162,4 @@ describe('EventLog', () => {
   it('refuses a capacity that cannot hold an event', () => {
     expect(() => new EventLog(0)).toThrow('positive integer');
   });
-
-  it('packing by event: each event older than the hot ones goes into the newest block, all of them on pack(), reading the same', () => {
-    const blocks: GrowingNumberBlock[] = [];
-    const log = new EventLog<number>(1_000, undefined, 1, packingByEvent(4, 8, blocks));
-    for (let i = 1; i <= 30; i++) log.append(i * 3);
-    // 30 events, the newest 4 as they are: blocks of 8 hold 1-8, 9-16, 17-24 and 25-26 so far.
-    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
-      [1, 8],
-      [9, 8],
-      [17, 8],
-      [25, 2],
-    ]);
-    // A full block is sealed as the next one opens.
-    expect(blocks.map((b) => b.sealed)).toEqual([1, 1, 1, 0]);
-    log.pack();
-    expect(blocks.map((b) => [b.firstSeq, b.count])).toEqual([
-      [1, 8],
-      [9, 8],
-      [17, 8],
-      [25, 6],
-    ]);
-    expect(blocks[3].sealed).toBe(1);
-    for (let seq = 1; seq <= 30; seq++) expect(log.get(seq)).toBe(seq * 3);
-  });
-
-  it('tells which event is about to leave, while it still reads', () => {
-    const seen: [number, number | undefined][] = [];
-    const log: EventLog<number> = new EventLog<number>(5, (n) => n % 10, 1, packingByEvent(1, 3), (seq) => seen.push([seq, log.get(seq)]));
-    for (let i = 1; i <= 12; i++) log.append(i * 3);
-    log.pack();
-    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7].map((seq) => [seq, seq * 3]));
-    expect(log.firstSeq).toBe(8);
-    expect(log.bytes).toBe([8, 9, 10, 11, 12].reduce((sum, n) => sum + ((n * 3) % 10), 0));
-  });
-
 });

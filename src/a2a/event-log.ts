@@ -35,44 +35,16 @@ export interface EventPacking<T> {
 }
 
 /**
- * A block that takes events one by one, as each leaves a log's hot ones (see EventPackingByEvent).
- */
-export interface GrowingEventBlock<T> {
-  readonly firstSeq: number;
-  /** How many events it holds so far. */
-  readonly count: number;
-  get(seq: number): T;
-  weight(seq: number): number;
-  /** Adds the event numbered `firstSeq + count`; false when the block is full (the log opens another). An empty block takes any event. */
-  add(event: T): boolean;
-  /** No event comes for now: the block may give back the room it does not use. */
-  seal(): void;
-}
-
-/**
- * Packing event by event: each event older than the newest `hot` is added to the newest block as
- * it leaves them, so that no event waits on the heap as an object for a block to fill. For logs
- * whose events are read back rarely (a shared store's writer: live readers take the newest).
- */
-export interface EventPackingByEvent<T> {
-  /** The newest events kept as they are (at least 1). */
-  hot: number;
-  /** A new, empty block whose first event will be numbered `firstSeq`. */
-  open(firstSeq: number): GrowingEventBlock<T>;
-}
-
-/**
  * A task's ordered event log: sequence numbers start at 1 and grow by one per event. It keeps
  * the newest `capacity` events, and beyond them those a reader still needs (`keepAfter`), up to
  * twice the capacity. Appending and reading by sequence number are O(1) (amortised: the dropped
  * head is compacted away once it outweighs the live part; a packed event is found among the
  * blocks by binary search). With `packing`, the events older than the hot ones are kept in
- * blocks, and all of them once `pack()` is called (e.g. when the task ends); with a packing by
- * event, each is added to the newest block as it leaves the hot ones.
+ * blocks, and all of them once `pack()` is called (e.g. when the task ends).
  */
 export class EventLog<T> {
   /** Packed events, oldest first, all older than `tail`'s. */
-  private blocks: (EventBlock<T> | GrowingEventBlock<T> | undefined)[] = [];
+  private blocks: (EventBlock<T> | undefined)[] = [];
   /** Index in `blocks` of the oldest block still (partly) retained. */
   private blockStart = 0;
   /** Events not packed, oldest first; `tail[tailStart]` is numbered `tailFirst`. */
@@ -96,9 +68,7 @@ export class EventLog<T> {
     private readonly weigh?: (event: T) => number,
     /** Sequence number of the first event appended (a log that continues one kept elsewhere). */
     firstSeq = 1,
-    private readonly packing?: EventPacking<T> | EventPackingByEvent<T>,
-    /** Called with each event's sequence number as it is about to leave the log (`get` still reads it). */
-    private readonly onDrop?: (seq: number) => void,
+    private readonly packing?: EventPacking<T>,
   ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error(`EventLog capacity must be a positive integer, got ${capacity}`);
     this.first = firstSeq;
@@ -136,12 +106,6 @@ export class EventLog<T> {
     this.last += 1;
     if (this.weigh) this.weight += this.weigh(event);
     const packing = this.packing;
-    if (packing && 'open' in packing) {
-      // Packed before the trim: the tail then holds only the hot events.
-      while (this.last - this.tailFirst + 1 > packing.hot) this.packOldestOfTail(packing);
-      this.trim(keepAfter);
-      return;
-    }
     if (packing && this.weigh) {
       // The event that just left the hot ones now waits to be packed.
       const left = this.last - packing.hot;
@@ -157,11 +121,7 @@ export class EventLog<T> {
 
   /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
   pack(): void {
-    const packing = this.packing;
-    if (!packing) return;
-    if (!('open' in packing)) return this.packTail(this.last - this.tailFirst + 1);
-    while (this.tailFirst <= this.last) this.packOldestOfTail(packing);
-    if (this.blocks.length > this.blockStart) (this.blocks[this.blocks.length - 1] as GrowingEventBlock<T>).seal();
+    if (this.packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
@@ -182,7 +142,7 @@ export class EventLog<T> {
   }
 
   /** The retained block holding `seq` (which is older than the tail). */
-  private blockOf(seq: number): EventBlock<T> | GrowingEventBlock<T> {
+  private blockOf(seq: number): EventBlock<T> {
     let lo = this.blockStart;
     let hi = this.blocks.length - 1;
     while (lo < hi) {
@@ -193,38 +153,13 @@ export class EventLog<T> {
     return this.blocks[lo] as EventBlock<T>;
   }
 
-  /** Moves the tail's oldest event into the newest block, or into a new one when that one is full. */
-  private packOldestOfTail(packing: EventPackingByEvent<T>): void {
-    const seq = this.tailFirst;
-    const event = this.shiftTail();
-    const newest = this.blocks.length > this.blockStart ? (this.blocks[this.blocks.length - 1] as GrowingEventBlock<T>) : undefined;
-    if (newest && newest.firstSeq + newest.count === seq && newest.add(event)) return;
-    newest?.seal();
-    const block = packing.open(seq);
-    block.add(event);
-    this.blocks.push(block);
-  }
-
-  /** Takes the tail's oldest event out (its array is compacted once the taken outnumber the rest). */
-  private shiftTail(): T {
-    const event = this.tail[this.tailStart] as T;
-    this.tail[this.tailStart] = undefined;
-    this.tailStart += 1;
-    this.tailFirst += 1;
-    if (this.tailStart >= 64 && this.tailStart * 2 >= this.tail.length) {
-      this.tail = this.tail.slice(this.tailStart);
-      this.tailStart = 0;
-    }
-    return event;
-  }
-
   /** Packs the oldest `count` events of the tail into one block. */
   private packTail(count: number): void {
     // Events of the tail already dropped (a capacity below the hot ones) are not packed.
     const from = Math.max(this.tailFirst, this.first);
     const skip = from - this.tailFirst;
     count -= skip;
-    if (!this.packing || 'open' in this.packing || count <= 0) return;
+    if (!this.packing || count <= 0) return;
     const at = this.tailStart + skip;
     this.blocks.push(this.packing.pack(this.tail.slice(at, at + count) as T[], from));
     this.tail = this.tail.slice(at + count);
@@ -236,18 +171,24 @@ export class EventLog<T> {
 
   private dropOldest(): void {
     const seq = this.first;
-    this.onDrop?.(seq);
     this.first += 1;
     if (seq >= this.tailFirst) {
-      const dropped = this.shiftTail();
+      const dropped = this.tail[this.tailStart];
       if (this.weigh && dropped !== undefined) {
         const weight = this.weigh(dropped);
         this.weight -= weight;
         if (this.packing && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
       }
+      this.tail[this.tailStart] = undefined;
+      this.tailStart += 1;
+      this.tailFirst += 1;
+      if (this.tailStart >= 1024 && this.tailStart * 2 >= this.tail.length) {
+        this.tail = this.tail.slice(this.tailStart);
+        this.tailStart = 0;
+      }
       return;
     }
-    const block = this.blocks[this.blockStart] as EventBlock<T> | GrowingEventBlock<T>;
+    const block = this.blocks[this.blockStart] as EventBlock<T>;
     if (this.weigh) this.weight -= block.weight(seq);
     if (seq < block.firstSeq + block.count - 1) return;
     // The block's last event went: the block goes.

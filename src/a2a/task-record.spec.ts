@@ -3,7 +3,6 @@ import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
 import type { TaskEvent } from './task-event';
 import fc from 'fast-check';
 import { TaskRecord, toolArtifact, type TaskListener } from './task-record';
-import { REDIS_EVENT_PACKING } from './store/redis-event-packing';
 import type { ToolCallArtifactData } from '../extensions';
 
 function userMessage(text = 'hello'): Message {
@@ -19,15 +18,9 @@ function userMessage(text = 'hello'): Message {
   };
 }
 
-function newTask(maxEvents = 100, maxFinishedTools = 100, packing?: typeof REDIS_EVENT_PACKING): TaskRecord {
-  return new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents, maxFinishedTools, packing });
+function newTask(maxEvents = 100, maxFinishedTools = 100): TaskRecord {
+  return new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents, maxFinishedTools });
 }
-
-/** The log's two ways of packing: in blocks of strings (in memory), event by event into Buffers (Redis mode's writer). */
-const PACKINGS = [
-  ['in blocks', undefined],
-  ['event by event into Buffers', REDIS_EVENT_PACKING],
-] as const;
 
 function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
   const events: TaskEvent[] = [];
@@ -44,8 +37,8 @@ function collector(cursor = 0): TaskListener & { events: TaskEvent[] } {
 const kinds = (events: TaskEvent[]): (string | undefined)[] => events.map((e) => e.response.payload?.$case);
 
 describe('TaskRecord', () => {
-  it.each(PACKINGS)('replays from its log exactly the JSON it delivered live (packed %s)', (_, packing) => {
-    const task = newTask(1_000, 100, packing);
+  it('replays from its log exactly the JSON it delivered live', () => {
+    const task = newTask(1_000);
     const live = new Map<number, string>();
     task.follow({ cursor: 1, push: (e) => live.set(e.seq, e.json), overrun: () => undefined });
     for (let i = 0; i < 400; i++) {
@@ -167,45 +160,6 @@ describe('TaskRecord', () => {
     // b never finished: the answer closed it, so every started tool has a terminal frame.
     expect(parseToolCall(snapshot.artifacts[1].parts)).toMatchObject({ phase: 'failed', error: 'the run ended before this tool finished' });
     expect(snapshot.history.map((m) => m.role)).toEqual([Role.ROLE_USER, Role.ROLE_AGENT]);
-  });
-
-  it.each([3, 6, 40, 5_000].flatMap((later) => PACKINGS.map(([how, packing]) => [later, how, packing] as const)))(
-    'keeps a tool in the snapshot, at its latest phase, after the log dropped that frame (%i events later, packed %s)',
-    (later, _, packing) => {
-      // 5 events kept: the tools' frames leave the log long before the task ends.
-      const task = newTask(5, 10, packing);
-      task.toolFrame({ toolCallId: 'open', name: 'slow', phase: 'started', args: { q: 'ünï' } });
-      task.toolFrame({ toolCallId: 'done', name: 'fast', phase: 'started', args: {} });
-      task.toolFrame({ toolCallId: 'done', name: 'fast', phase: 'completed', result: { ok: true } });
-      for (let i = 0; i < later; i++) task.narrate(`step ${i}`);
-      expect(task.log.firstSeq).toBeGreaterThan(2);
-      const frames = (): ToolCallArtifactData[] => task.snapshot().artifacts.map((a) => parseToolCall(a.parts) as ToolCallArtifactData);
-      expect(frames()).toEqual([
-        { toolCallId: 'open', name: 'slow', phase: 'started', args: { q: 'ünï' } },
-        { toolCallId: 'done', name: 'fast', phase: 'completed', result: { ok: true } },
-      ]);
-      // The open one is closed by name as the task ends, and then holds that frame.
-      task.complete('done');
-      const closing = task.log.get(task.lastSeq - 2);
-      expect(JSON.parse(closing?.json ?? '{}').artifactUpdate.artifact.parts[0].data).toMatchObject({ toolCallId: 'open', name: 'slow', phase: 'failed' });
-      expect(frames()[0]).toMatchObject({ toolCallId: 'open', phase: 'failed' });
-    },
-  );
-
-  it.each(PACKINGS)('lists the same snapshot artifacts, from the log, whatever it packed (%s)', (_, packing) => {
-    const task = newTask(1_000, 3, packing);
-    const plain = newTask(1_000, 3);
-    for (const t of [task, plain]) {
-      for (let i = 0; i < 20; i++) {
-        t.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
-        if (i % 4 !== 0) t.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i, s: 'é' } });
-        t.narrate(`step ${i}`);
-      }
-    }
-    const json = (t: TaskRecord): string[] => t.snapshotArtifacts().map((a) => ('frameJson' in a ? a.json : JSON.stringify(Artifact.toJSON(a))));
-    expect(json(task)).toEqual(json(plain));
-    expect(task.snapshot().artifacts).toEqual(plain.snapshot().artifacts);
-    expect(task.bytes).toBe(plain.bytes);
   });
 
   it('keeps open tools plus the newest maxFinishedTools finished ones: 100,000 calls, a small snapshot', () => {

@@ -5,7 +5,7 @@ import {
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
-import { EventLog, type EventPacking, type EventPackingByEvent } from './event-log';
+import { EventLog } from './event-log';
 import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
@@ -63,11 +63,6 @@ interface TaskRecordInit {
   maxFinishedTools: number;
   /** Called after each status change (the store's listing index follows it). */
   onStatus?: (task: TaskRecord) => void;
-  /**
-   * How the log keeps the events older than the newest (default TASK_EVENT_PACKING): a shared
-   * store, which holds the log too, packs each one as it leaves (see REDIS_EVENT_PACKING).
-   */
-  packing?: EventPacking<TaskEvent> | EventPackingByEvent<TaskEvent>;
   /** Called with each event as it is logged (a shared store persists it). */
   onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /**
@@ -155,8 +150,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   private onSettled?: (() => void)[];
   /** The kept tools' weights (see KeptTool), summed. */
   private artifactBytes = 0;
-  /** At most the oldest sequence number a kept tool reads its frame from in the log (see beforeDrop). */
-  private keptFrom = Number.POSITIVE_INFINITY;
   /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
   private toolEventHead?: string;
 
@@ -167,9 +160,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, init.packing ?? TASK_EVENT_PACKING, (seq) =>
-      this.beforeDrop(seq),
-    );
+    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
     for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
@@ -195,7 +186,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       }
       // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
       const found = this.artifacts.get(frame.toolCallId);
-      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId, JSON.stringify(toolArtifactId(frame.toolCallId)));
+      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId, undefined);
       kept.restored = artifact;
       this.artifacts.set(frame.toolCallId, kept);
       this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
@@ -247,7 +238,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const id = frame.toolCallId;
     const found = this.artifacts.get(id);
     // A later frame of a tool shares the artifact id's JSON its earlier one made.
-    const idJson = found instanceof KeptTool ? found.artifactIdJson : JSON.stringify(toolArtifactId(id));
+    const idJson = found instanceof KeptTool ? found.artifactIdJson() : JSON.stringify(toolArtifactId(id));
     let event: ToolFrameEvent;
     try {
       event = this.toolFrameEvent(frame, idJson);
@@ -328,7 +319,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       id: this.id,
       contextId: this.contextId,
       status: this.status,
-      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact(this.log) : a)) : [],
+      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a)) : [],
       history,
       metadata: undefined,
     };
@@ -340,7 +331,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * without decoding the frame and encoding it again).
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
-    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent(this.log) ?? a.artifact(this.log)) : a));
+    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
   }
 
   /**
@@ -406,7 +397,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (this.openCount === 0) return;
     const timestamp = new Date().toISOString();
     const open: ToolCallArtifactData[] = [];
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool && kept.finishedAt === -1) open.push(kept.frame(this.log));
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool && kept.finishedAt === -1) open.push(kept.frame());
     for (const { toolCallId, name } of open) this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
   }
 
@@ -446,12 +437,10 @@ export class TaskRecord implements TaskView, TaskWriter {
       kept.restored = undefined;
       kept.latest(event);
     } else {
-      kept = new KeptTool(id, event.artifactIdJson);
-      kept.latest(event);
+      kept = new KeptTool(id, event);
       this.artifacts.set(id, kept);
     }
     this.artifactBytes += kept.weight;
-    if (event.seq < this.keptFrom) this.keptFrom = event.seq;
     this.keptToolPhase(kept, found instanceof KeptTool, open);
   }
 
@@ -502,24 +491,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.finishedQueue = live;
     // Positions restart after every position handed out so far, so no stale entry can match.
     live.forEach((kept, i) => (kept.finishedAt = this.finishedBase + i));
-  }
-
-  /**
-   * An event is about to leave the log: a tool whose latest frame it is keeps that frame's JSON
-   * itself from now on (a tool stays in the snapshot whatever the log still holds). Only once the
-   * drops reach `keptFrom` does this look at the tools.
-   */
-  private beforeDrop(seq: number): void {
-    if (seq < this.keptFrom) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const kept of this.artifacts.values()) {
-      if (!(kept instanceof KeptTool) || !kept.needsLog) continue;
-      if (kept.seq <= seq) {
-        const event = this.log.get(kept.seq);
-        if (event) kept.keepFrame(event);
-      } else next = Math.min(next, kept.seq);
-    }
-    this.keptFrom = next;
   }
 
   private trim(): void {
@@ -589,78 +560,53 @@ export class TaskRecord implements TaskView, TaskWriter {
 }
 
 /**
- * A tool's artifact as the task keeps it: where its latest frame's event is in the task's log
- * (the artifact is built from that event's frame JSON only for a snapshot; the log holds the
- * JSON anyway, outside the JavaScript heap once packed), or the artifact a resumed task's
- * snapshot held, and where it stands among the finished tools.
+ * A tool's artifact as the task keeps it: its latest frame's event (the artifact is built from
+ * the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held,
+ * and where it stands among the finished tools.
  */
 class KeptTool {
   /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
   finishedAt = -1;
   /** Set by a resumed task until the tool's next frame. */
   restored?: Artifact;
-  /** Sequence number of its latest frame's event (0: none yet). */
-  seq = 0;
-  /** That event's weight (see `weight`). */
-  private eventWeight = 0;
-  /** The latest frame's JSON, once the log no longer holds its event (see TaskRecord.keepFramesOf). */
-  private frameJson?: string;
   /** The frame decoded for a snapshot, kept for the next one until the tool's next frame (a shared store snapshots often). */
   private decoded?: ToolCallArtifactData;
 
   constructor(
     /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
-    /** Its artifact id's JSON, shared by all its frames' events. */
-    readonly artifactIdJson: string,
+    private event: ToolFrameEvent | undefined,
   ) {}
 
+  /** Its artifact id's JSON, as its latest event has it. */
+  artifactIdJson(): string {
+    return this.event ? this.event.artifactIdJson : JSON.stringify(toolArtifactId(this.id));
+  }
+
   latest(event: ToolFrameEvent): void {
-    this.seq = event.seq;
-    this.eventWeight = event.weight;
-    this.frameJson = undefined;
+    this.event = event;
     this.decoded = undefined;
   }
 
-  /** Its latest frame's event, about to leave the log. */
-  keepFrame(event: TaskEvent): void {
-    this.frameJson ??= frameJsonOf(event);
-  }
-
-  /** Whether its frame is read from the task's log (see TaskRecord.beforeDrop). */
-  get needsLog(): boolean {
-    return this.restored === undefined && this.frameJson === undefined;
-  }
-
-  /** Its latest frame's event, read from the task's log while it holds it; undefined for a restored one. */
-  latestEvent(log: EventLog<TaskEvent>): ToolFrameEvent | undefined {
-    if (!this.needsLog) return undefined;
-    const event = log.get(this.seq);
-    return event instanceof ToolFrameEvent ? event : undefined;
+  /** Its latest frame's event; undefined for a restored one. */
+  get latestEvent(): ToolFrameEvent | undefined {
+    return this.restored ? undefined : this.event;
   }
 
   /** The bytes of its latest event's JSON (a fair measure of what the artifact holds); 0 for a restored one. */
   get weight(): number {
-    return this.restored ? 0 : this.eventWeight;
+    return this.event && !this.restored ? this.event.weight : 0;
   }
 
-  frame(log: EventLog<TaskEvent>): ToolCallArtifactData {
+  frame(): ToolCallArtifactData {
     if (this.restored) return parseToolCall(this.restored.parts) as ToolCallArtifactData;
-    this.decoded ??= JSON.parse(this.frameJson ?? frameJsonOf(log.get(this.seq) as TaskEvent)) as ToolCallArtifactData;
+    this.decoded ??= JSON.parse((this.event as ToolFrameEvent).frameJson) as ToolCallArtifactData;
     return this.decoded;
   }
 
-  artifact(log: EventLog<TaskEvent>): Artifact {
-    return this.restored ?? toolArtifact(this.frame(log));
+  artifact(): Artifact {
+    return this.restored ?? toolArtifact(this.frame());
   }
-}
-
-/** A tool frame event's frame JSON (the log gives back this task's tool frames as ToolFrameEvents). */
-function frameJsonOf(event: TaskEvent): string {
-  if (event instanceof ToolFrameEvent) return event.frameJson;
-  const update = event.response.payload;
-  const frame = update?.$case === 'artifactUpdate' ? parseToolCall(update.value.artifact?.parts ?? []) : undefined;
-  return JSON.stringify(frame);
 }
 
 /**

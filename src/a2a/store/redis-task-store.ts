@@ -7,7 +7,6 @@ import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
-import { REDIS_EVENT_PACKING } from './redis-event-packing';
 import { RedisRetention } from './redis-retention';
 import { defineScript, type ScriptCall } from './redis-scripts';
 import { RedisTurnWrites } from './redis-turn-writes';
@@ -284,7 +283,7 @@ export class RedisTaskStore extends TaskStore {
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
     return this.register(init.id, owner, lease, 0, (onEvent) =>
-      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packing: REDIS_EVENT_PACKING }),
+      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
     );
   }
 
@@ -655,7 +654,6 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
-        packing: REDIS_EVENT_PACKING,
         resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts, events },
       }),
     );
