@@ -37,6 +37,7 @@ export { AgentRuntimeService } from './runtime/agent-runtime.service';
 export type { ChatTurn, SkillRequest, SkillCancel, ReplyPayload, TaskTopicKind, TaskTopicPayloads } from './runtime/runtime.topics';
 export { TaskService } from './a2a/task.service';
 export { AgentCardService } from './a2a/agent-card.service';
+export { ExpressPrototypesAdapter } from './a2a/express-prototypes.adapter';
 
 // Building agents
 export type { MessagesAgent } from './executor/agent/messages-agent';
