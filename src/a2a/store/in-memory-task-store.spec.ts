@@ -177,6 +177,26 @@ describe('InMemoryTaskStore', () => {
       expect((await store.list('alice', { pageSize: 10 })).tasks).toEqual([second]);
       expect((await store.conversation('ctx', 'alice')).tasks).toBe(1);
     });
+
+    it("forgets a task's message claim with the task, and a claim given back before its task existed", async () => {
+      store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 1 });
+      expect(await store.claimMessage('alice', 'm-1', 't-claimed')).toBeUndefined();
+      const claimed = await store.create({ id: 't-claimed', contextId: 'c1', owner: 'alice', message: message('t-claimed'), text: 'x' });
+      expect(await store.claimMessage('alice', 'm-1', 'other')).toBe('t-claimed');
+      finish(claimed);
+      // Evicted by the next finished task: its claim goes with it, so the message is new again.
+      finish(await create('alice'));
+      expect(await store.get('t-claimed')).toBeUndefined();
+      expect(await store.claimMessage('alice', 'm-1', 't-again')).toBeUndefined();
+      // Given back (its admission failed): a task created later under that id takes no claim.
+      store.releaseMessage('alice', 'm-1', 't-again');
+      const unclaimed = await store.create({ id: 't-again', contextId: 'c2', owner: 'alice', message: message('t-again'), text: 'x' });
+      expect(await store.claimMessage('alice', 'm-1', 't-third')).toBeUndefined();
+      finish(unclaimed);
+      finish(await create('alice'));
+      // Forgetting the unclaimed task left the third claim alone.
+      expect(await store.claimMessage('alice', 'm-1', 'another')).toBe('t-third');
+    });
   });
 
   describe('ListTasks index', () => {

@@ -2,7 +2,7 @@ import type { TaskState } from '@a2a-js/sdk';
 import { withFields } from '../../common/with-fields';
 import { invalidParams } from '../a2a-errors';
 import { TaskRecord, type CallerId } from '../task-record';
-import { RecencyIndex } from './recency-index';
+import { RecencyIndex, type RecencyKeys } from './recency-index';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
 export interface InMemoryTaskStoreOptions {
@@ -16,10 +16,46 @@ export interface InMemoryTaskStoreOptions {
   maxRetainedBytes: number;
 }
 
+/**
+ * A task as this store keeps it: its record, with the store's bookkeeping of it on the same
+ * object. One map entry per kept task (its id) instead of one in each of five maps and in the
+ * listing indexes' maps: each of those held every kept task (10,000 by default), and forgetting
+ * the oldest one touched each of them, far from the cache.
+ */
+class StoredTask extends TaskRecord {
+  /** Whether the store still keeps it (a forgotten task's status changes file nothing). */
+  kept = true;
+  /** Its message's claim, forgotten with it. */
+  claim: string | undefined = undefined;
+  /** When it expires, once it is finished and has a TTL (a queue entry with another time is stale). */
+  expiresAt: number | undefined = undefined;
+  /** The bytes it held when it finished (what maxRetainedBytes counts); undefined while it runs. */
+  finishedBytes: number | undefined = undefined;
+  /** The state it is filed under in its owner's index of that state. */
+  filedState: TaskState | undefined = undefined;
+  /** Its keys in its owner's index of all tasks and in that of its state (see RecencyIndex). */
+  allKey: number | undefined = undefined;
+  stateKey: number | undefined = undefined;
+}
+
+const ALL_KEYS: RecencyKeys<StoredTask> = {
+  get: (task) => task.allKey,
+  set: (task, key) => {
+    task.allKey = key;
+  },
+};
+/** One slot for every state's index: a task is filed under one state at a time. */
+const STATE_KEYS: RecencyKeys<StoredTask> = {
+  get: (task) => task.stateKey,
+  set: (task, key) => {
+    task.stateKey = key;
+  },
+};
+
 /** One owner's tasks, newest update first: all of them, and per state (what ListTasks filters on). */
 interface OwnerIndex {
-  all: RecencyIndex<TaskRecord>;
-  byState: Map<TaskState, RecencyIndex<TaskRecord>>;
+  all: RecencyIndex<StoredTask>;
+  byState: Map<TaskState, RecencyIndex<StoredTask>>;
 }
 
 /**
@@ -28,33 +64,35 @@ interface OwnerIndex {
  * than `maxRetainedBytes`) are kept.
  */
 export class InMemoryTaskStore extends TaskStore {
-  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly tasks = new Map<string, StoredTask>();
   /** Each conversation's tasks (an array: most conversations hold one task, and a Set per task cost more). */
-  private readonly contexts = new Map<string, TaskRecord[]>();
+  private readonly contexts = new Map<string, StoredTask[]>();
   private readonly owners = new Map<CallerId, OwnerIndex>();
-  /** State each indexed task is filed under. */
-  private readonly filedState = new Map<TaskRecord, TaskState>();
   /**
-   * When each finished task expires, and the same times soonest first from `expiryHead` on:
+   * The finished tasks' expiry times (each task's `expiresAt`) soonest first from `expiryHead` on:
    * one timer for the soonest instead of one per finished task (10,000 timers alive by default).
    * A queue entry whose time is not its task's current one is stale and skipped.
    */
-  private readonly expiresAt = new Map<string, number>();
+  private expiring = 0;
   /** The queue as two parallel arrays (ids, times), not an object per entry the young generation would copy and promote. */
   private expiryIds: string[] = [];
   private expiryAts: number[] = [];
   private expiryHead = 0;
   private expiryTimer?: NodeJS.Timeout;
   private expiryTimerAt = Number.POSITIVE_INFINITY;
-  /** Claimed messages (owner and messageId) to their task, and each task's claim, to forget it with the task. */
+  /** Claimed messages (owner and messageId) to their task. */
   private readonly messages = new Map<string, string>();
-  private readonly claims = new Map<string, string>();
-  /** Finished tasks with the bytes each holds. */
-  private readonly finished = new Map<string, number>();
+  /**
+   * Claims whose task is not created yet, by task id: the task takes its claim when it is
+   * created (to forget it with the task), so this map holds only the sends being admitted.
+   */
+  private readonly pendingClaims = new Map<string, string>();
+  /** Finished tasks kept, and the bytes they hold. */
+  private finishedCount = 0;
   private finishedBytes = 0;
   /**
-   * The finished tasks' ids, oldest first from `finishedHead` on (an id no longer in `finished`
-   * was forgotten earlier and is skipped). Not the Map's own order: a Map used as a queue keeps
+   * The finished tasks' ids, oldest first from `finishedHead` on (an id whose task is no longer
+   * kept finished was forgotten earlier and is skipped). Not the Map's own order: a Map used as a queue keeps
    * its deleted entries as holes until it is rehashed, and reading its oldest key walks them
    * (thousands per eviction with 10,000 tasks kept).
    */
@@ -64,16 +102,21 @@ export class InMemoryTaskStore extends TaskStore {
   private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
   /** One function for every task's status changes, not a closure per task. */
-  private readonly onStatus = (task: TaskRecord): void => this.statusChanged(task);
+  private readonly onStatus = (task: TaskRecord): void => this.statusChanged(task as StoredTask);
 
   constructor(private readonly options: InMemoryTaskStoreOptions) {
     super();
   }
 
   create(init: NewTask): Promise<WrittenTask> {
-    const task = new TaskRecord(
+    const task = new StoredTask(
       withFields(init, { maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onStatus: this.onStatus }),
     );
+    const claim = this.pendingClaims.get(task.id);
+    if (claim !== undefined) {
+      this.pendingClaims.delete(task.id);
+      task.claim = claim;
+    }
     this.tasks.set(task.id, task);
     const context = this.contexts.get(task.contextId);
     if (context) context.push(task);
@@ -137,7 +180,7 @@ export class InMemoryTaskStore extends TaskStore {
     const earlier = this.messages.get(key);
     if (earlier !== undefined) return Promise.resolve(earlier);
     this.messages.set(key, taskId);
-    this.claims.set(taskId, key);
+    this.pendingClaims.set(taskId, key);
     return Promise.resolve(undefined);
   }
 
@@ -145,7 +188,7 @@ export class InMemoryTaskStore extends TaskStore {
     const key = messageKey(owner, messageId);
     if (this.messages.get(key) !== taskId) return;
     this.messages.delete(key);
-    this.claims.delete(taskId);
+    this.pendingClaims.delete(taskId);
   }
 
   requestCancel(id: string, reason: string): Promise<void> {
@@ -164,10 +207,11 @@ export class InMemoryTaskStore extends TaskStore {
   expire(id: string, afterMs: number): void {
     const task = this.tasks.get(id);
     if (!task) return;
-    this.queueExpiry(id, Date.now() + afterMs);
-    if (!this.finished.has(id)) {
+    this.queueExpiry(task, Date.now() + afterMs);
+    if (task.finishedBytes === undefined) {
       const bytes = task.bytes;
-      this.finished.set(id, bytes);
+      task.finishedBytes = bytes;
+      this.finishedCount += 1;
       this.finishedOrder.push(id);
       this.finishedBytes += bytes;
       this.evictOldestFinished();
@@ -180,14 +224,15 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Finished tasks kept, and the bytes they hold (what maxRetainedTasks / maxRetainedBytes cap). */
   retained(): { tasks: number; bytes: number } {
-    return { tasks: this.finished.size, bytes: this.finishedBytes };
+    return { tasks: this.finishedCount, bytes: this.finishedBytes };
   }
 
   close(): Promise<void> {
     clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
     this.expiryTimerAt = Number.POSITIVE_INFINITY;
-    this.expiresAt.clear();
+    for (const task of this.tasks.values()) task.expiresAt = undefined;
+    this.expiring = 0;
     this.expiryIds = [];
     this.expiryAts = [];
     this.expiryHead = 0;
@@ -195,8 +240,10 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   /** Queues a task's expiry (in order: TaskService expires every task after the same TTL, so this is an append). */
-  private queueExpiry(id: string, at: number): void {
-    this.expiresAt.set(id, at);
+  private queueExpiry(task: StoredTask, at: number): void {
+    const id = task.id;
+    if (task.expiresAt === undefined) this.expiring += 1;
+    task.expiresAt = at;
     const ats = this.expiryAts;
     if (ats.length === this.expiryHead || ats[ats.length - 1] <= at) {
       this.expiryIds.push(id);
@@ -224,7 +271,8 @@ export class InMemoryTaskStore extends TaskStore {
     while (this.expiryHead < this.expiryAts.length && this.expiryAts[this.expiryHead] <= now) {
       const id = this.expiryIds[this.expiryHead];
       const at = this.expiryAts[this.expiryHead++];
-      if (this.expiresAt.get(id) === at) this.forget(id);
+      const task = this.tasks.get(id);
+      if (task?.expiresAt === at) this.forget(task);
     }
     this.compactExpiries();
     this.armExpiryTimer();
@@ -242,12 +290,12 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Drops the entries already done or stale (tasks forgotten earlier) once they are most of the queue. */
   private compactExpiries(): void {
-    if (!worthCompacting(this.expiryHead, this.expiryAts.length, this.expiresAt.size)) return;
+    if (!worthCompacting(this.expiryHead, this.expiryAts.length, this.expiring)) return;
     const ids: string[] = [];
     const ats: number[] = [];
     for (let i = this.expiryHead; i < this.expiryAts.length; i++) {
       const id = this.expiryIds[i];
-      if (this.expiresAt.get(id) !== this.expiryAts[i]) continue;
+      if (this.tasks.get(id)?.expiresAt !== this.expiryAts[i]) continue;
       ids.push(id);
       ats.push(this.expiryAts[i]);
     }
@@ -258,40 +306,40 @@ export class InMemoryTaskStore extends TaskStore {
 
   private evictOldestFinished(): void {
     const order = this.finishedOrder;
-    while (this.finished.size > this.options.maxRetainedTasks || this.finishedBytes > this.options.maxRetainedBytes) {
-      // Past the limits, `finished` is not empty, and each of its ids is in the order after the head.
-      const id = order[this.finishedHead++];
-      if (this.finished.has(id)) this.forget(id);
+    while (this.finishedCount > this.options.maxRetainedTasks || this.finishedBytes > this.options.maxRetainedBytes) {
+      // Past the limits, a finished task is kept, and each kept finished task's id is in the order after the head.
+      const task = this.tasks.get(order[this.finishedHead++]);
+      if (task?.finishedBytes !== undefined) this.forget(task);
     }
     this.compactFinishedOrder();
   }
 
   /** Drops the ids already passed, or forgotten by their TTL, once they are most of the order. */
   private compactFinishedOrder(): void {
-    if (!worthCompacting(this.finishedHead, this.finishedOrder.length, this.finished.size)) return;
+    if (!worthCompacting(this.finishedHead, this.finishedOrder.length, this.finishedCount)) return;
     const ids: string[] = [];
     for (let i = this.finishedHead; i < this.finishedOrder.length; i++) {
-      if (this.finished.has(this.finishedOrder[i])) ids.push(this.finishedOrder[i]);
+      if (this.tasks.get(this.finishedOrder[i])?.finishedBytes !== undefined) ids.push(this.finishedOrder[i]);
     }
     this.finishedOrder = ids;
     this.finishedHead = 0;
   }
 
-  private forget(id: string): void {
-    this.expiresAt.delete(id);
-    const claim = this.claims.get(id);
-    if (claim !== undefined) {
-      this.claims.delete(id);
-      this.messages.delete(claim);
+  /** Forgets a kept task: its entry, its claim, its place in its conversation and listings. */
+  private forget(task: StoredTask): void {
+    task.kept = false;
+    if (task.expiresAt !== undefined) {
+      task.expiresAt = undefined;
+      this.expiring -= 1;
     }
-    const bytes = this.finished.get(id);
-    if (bytes !== undefined) {
-      this.finished.delete(id);
-      this.finishedBytes -= bytes;
+    if (task.claim !== undefined && this.messages.get(task.claim) === task.id) this.messages.delete(task.claim);
+    task.claim = undefined;
+    if (task.finishedBytes !== undefined) {
+      this.finishedCount -= 1;
+      this.finishedBytes -= task.finishedBytes;
+      task.finishedBytes = undefined;
     }
-    const task = this.tasks.get(id);
-    if (!task) return;
-    this.tasks.delete(id);
+    this.tasks.delete(task.id);
     const context = this.contexts.get(task.contextId);
     const at = context?.indexOf(task) ?? -1;
     if (context && at >= 0) context.splice(at, 1);
@@ -299,8 +347,8 @@ export class InMemoryTaskStore extends TaskStore {
     this.unfile(task);
   }
 
-  private statusChanged(task: TaskRecord): void {
-    if (this.tasks.has(task.id)) this.file(task);
+  private statusChanged(task: StoredTask): void {
+    if (task.kept) this.file(task);
   }
 
   /**
@@ -309,22 +357,22 @@ export class InMemoryTaskStore extends TaskStore {
    * index of a state it left. Not unfiled and filed again: that deleted and re-added it in maps
    * as large as the tasks kept, twice per task, and their deleted entries make them rehash.
    */
-  private file(task: TaskRecord): void {
+  private file(task: StoredTask): void {
     let index = this.owners.get(task.owner);
-    if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick), byState: new Map() }));
+    if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick, ALL_KEYS), byState: new Map() }));
     index.all.touch(task);
-    const filed = this.filedState.get(task);
+    const filed = task.filedState;
     if (filed !== undefined && filed !== task.state) index.byState.get(filed)?.remove(task);
     let byState = index.byState.get(task.state);
-    if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick)));
+    if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick, STATE_KEYS)));
     byState.touch(task);
-    if (filed !== task.state) this.filedState.set(task, task.state);
+    task.filedState = task.state;
   }
 
-  private unfile(task: TaskRecord): void {
+  private unfile(task: StoredTask): void {
     const index = this.owners.get(task.owner);
-    const state = this.filedState.get(task);
-    this.filedState.delete(task);
+    const state = task.filedState;
+    task.filedState = undefined;
     if (!index) return;
     index.all.remove(task);
     if (state !== undefined) {
@@ -335,7 +383,7 @@ export class InMemoryTaskStore extends TaskStore {
     if (index.all.size === 0) this.owners.delete(task.owner);
   }
 
-  private countAfter(source: RecencyIndex<TaskRecord>, statusAfter: number): number {
+  private countAfter(source: RecencyIndex<StoredTask>, statusAfter: number): number {
     let count = 0;
     for (const { item } of source.newestFirst()) {
       if (item.statusTime <= statusAfter) break;
