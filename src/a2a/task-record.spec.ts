@@ -72,6 +72,36 @@ describe('TaskRecord', () => {
     expect(task.log.get(task.lastSeq)?.jsonFor('0.3')).toContain('"final":true');
   });
 
+  it('packs its log when it settles, unless its store forgets it then (packWhenSettled: false): its events stay the objects it logged', () => {
+    const make = (packWhenSettled?: boolean): { task: TaskRecord; logged: TaskEvent[] } => {
+      const logged: TaskEvent[] = [];
+      const task = new TaskRecord({
+        id: 't1',
+        contextId: 'c1',
+        owner: undefined,
+        message: userMessage(),
+        text: 'hello',
+        maxEvents: 1_000,
+        maxFinishedTools: 100,
+        onEvent: (event) => logged.push(event),
+        packWhenSettled,
+      });
+      for (let i = 0; i < 100; i++) {
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
+        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
+      }
+      task.complete('done');
+      return { task, logged };
+    };
+    const sameObjects = ({ task, logged }: { task: TaskRecord; logged: TaskEvent[] }): number => logged.filter((event) => task.log.get(event.seq) === event).length;
+    const kept = make(false);
+    expect(sameObjects(kept)).toBe(kept.logged.length);
+    // Packed, they read back as fresh objects of the same JSON.
+    const packed = make();
+    expect(sameObjects(packed)).toBeLessThan(packed.logged.length);
+    expect(packed.logged.map((event) => packed.task.log.get(event.seq)?.json)).toEqual(packed.logged.map((event) => event.json));
+  });
+
   it('weighs its retained events exactly while blocks of them are packed and dropped', () => {
     const task = newTask(300);
     const retainedBytes = (): number => {

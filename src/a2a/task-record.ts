@@ -66,6 +66,14 @@ interface TaskRecordInit {
   /** Called with each event as it is logged (a shared store persists it). */
   onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /**
+   * Whether the log is packed into blocks when the task settles (default true: a store that keeps
+   * finished tasks for replay keeps them compact). A shared store that forgets the record as soon
+   * as its end is stored says false: packing would only make new objects (a string of the task's
+   * frames, tens of kB) that the young-generation GC copies, at the moment when tasks that
+   * started together end together.
+   */
+  packWhenSettled?: boolean;
+  /**
    * The task as another writer left it (a shared store's snapshot and last event): this record
    * takes over its writing from `lastSeq + 1` on, instead of starting it with a Task event.
    */
@@ -144,6 +152,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
+  private readonly packWhenSettled: boolean;
   private readonly listeners = new Set<TaskListener>();
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
@@ -165,6 +174,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
+    this.packWhenSettled = init.packWhenSettled ?? true;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     if (init.resumed) this.restore(init.resumed);
@@ -552,7 +562,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private settle(): void {
     // The task is kept for replay as it is now: its events in blocks, not one object each.
-    this.log.pack();
+    if (this.packWhenSettled) this.log.pack();
     const callbacks = this.onSettled;
     this.onSettled = undefined;
     if (callbacks) for (const callback of callbacks) callback();

@@ -283,7 +283,7 @@ export class RedisTaskStore extends TaskStore {
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
     return this.register(init.id, owner, lease, 0, (onEvent) =>
-      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent }),
+      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
     );
   }
 
@@ -654,6 +654,7 @@ export class RedisTaskStore extends TaskStore {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
+        packWhenSettled: false,
         resumed: { snapshot: head.snapshot, lastSeq, answerText: hash.answer, laterToolArtifacts, events },
       }),
     );
