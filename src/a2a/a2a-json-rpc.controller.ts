@@ -168,7 +168,8 @@ export class A2aJsonRpcController {
    */
   private sendStream(res: Response, sse: TaskSseStream, extensions: Readonly<Record<string, string>>): void {
     res.socket?.setNoDelay(true);
-    res.socket?.setTimeout(0);
+    // The server's socket timeout, if it has one, does not apply to a stream (none by default: nothing to clear).
+    if (res.socket?.timeout) res.socket.setTimeout(0);
     res.writeHead(200, streamHead(extensions));
     const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();

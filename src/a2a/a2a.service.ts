@@ -133,8 +133,7 @@ export class A2aService {
     const pace = responsePace(response, framing);
     const { task, events, release } = await this.tasks.startStreaming(claimed.input, { toolFrames: ctx.toolFrames, pace });
     // A client gone before its stream attached must not pin the task's events for good.
-    response.once('close', release);
-    this.cancelIfClientLeaves(response, task);
+    this.cancelIfClientLeaves(response, task, release);
     return { task, sse: this.frame(events, ctx, framing, response, pace) };
   }
 
@@ -255,11 +254,14 @@ export class A2aService {
   /**
    * The client that started a task leaving early cancels it, after a grace period in which a
    * client may rejoin (a live stream on the task at the end of it keeps the run going).
+   * `closed`, if given, runs first on the response's close (one listener for both).
    */
-  private cancelIfClientLeaves(response: ServerResponse, task: TaskView): void {
-    if (!this.config.cancelOnDisconnect) return;
+  private cancelIfClientLeaves(response: ServerResponse, task: TaskView, closed?: () => void): void {
+    const cancels = this.config.cancelOnDisconnect;
+    if (!cancels && !closed) return;
     response.once('close', () => {
-      if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
+      closed?.();
+      if (!cancels || response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
       // A client may rejoin on this instance or, with a shared store, on another one.
       const cancelUnlessRejoined = async (): Promise<void> => {
         if (task.isTerminal || task.listenerCount > 0) return;

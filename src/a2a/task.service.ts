@@ -65,10 +65,16 @@ export interface A2aMetrics {
   finishedTasks: Record<string, number>;
 }
 
+/** Each state's label, made once (a regular expression and a lower-casing per finished task otherwise). */
+const STATE_LABELS = new Map<TaskState, string>(
+  Object.values(TaskState)
+    .filter((state): state is TaskState => typeof state === 'number')
+    .map((state) => [state, TaskState[state].replace(/^TASK_STATE_/, '').toLowerCase()]),
+);
+
 /** `TASK_STATE_COMPLETED` → `completed`: the label of a terminal state in metrics. */
 export function taskStateLabel(state: TaskState): string {
-  const name = TaskState[state] as string | undefined;
-  return name ? name.replace(/^TASK_STATE_/, '').toLowerCase() : 'unknown';
+  return STATE_LABELS.get(state) ?? 'unknown';
 }
 
 /**

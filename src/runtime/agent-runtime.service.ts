@@ -23,8 +23,11 @@ interface Run {
   settled: boolean;
   cancelReason?: string;
   cancelTimer?: NodeJS.Timeout;
-  /** Tools started and not yet ended: name, start time (performance.now()), and the span made from the frames. */
-  openTools: Map<string, { name: string; startedAt: number; span?: Span }>;
+  /**
+   * Tools started and not yet ended: name, start time (performance.now()), and the span made from
+   * the frames. Made by the run's first tool: a run without tool calls needs none.
+   */
+  openTools: Map<string, { name: string; startedAt: number; span?: Span }> | undefined;
   /** The context the run continues (the task's span); execute_tool spans made from frames go under it. */
   trace: Context;
   /** The executor does not trace its tool calls: the runtime makes their spans from the frames. */
@@ -124,7 +127,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const trace = contextFromCarrier(request.trace);
     // Only in a recorded trace: an untraced run pays nothing for them.
     const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true && inSampledTrace(trace);
-    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: new Map(), trace, spansFromFrames };
+    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: undefined, trace, spansFromFrames };
     this.runs.set(correlationId, run);
     context.with(trace, () => this.subscribeRun(run, request));
     return true;
@@ -205,12 +208,12 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
   private observeTool(run: Run, frame: ToolCallArtifactData): void {
     if (frame.phase === 'started') {
       const span = run.spansFromFrames ? startToolSpan(run.trace, frame, run.correlationId) : undefined;
-      run.openTools.set(frame.toolCallId, { name: frame.name, startedAt: performance.now(), span });
+      (run.openTools ??= new Map()).set(frame.toolCallId, { name: frame.name, startedAt: performance.now(), span });
       return;
     }
-    const open = run.openTools.get(frame.toolCallId);
+    const open = run.openTools?.get(frame.toolCallId);
     if (!open) return;
-    run.openTools.delete(frame.toolCallId);
+    run.openTools?.delete(frame.toolCallId);
     if (open.span) endToolSpan(open.span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
     if (!this.toolCalls.observed) return;
     this.toolCalls.next({
@@ -230,8 +233,10 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     run.subscription?.unsubscribe();
     clearTimeout(run.cancelTimer);
     // An executor that did not close its open tools: their spans end with the run.
-    for (const open of run.openTools.values()) if (open.span) endToolSpan(open.span, { failed: true, error: 'the run ended before the tool did' });
-    run.openTools.clear();
+    if (run.openTools) {
+      for (const open of run.openTools.values()) if (open.span) endToolSpan(open.span, { failed: true, error: 'the run ended before the tool did' });
+      run.openTools.clear();
+    }
   }
 
   private publish<K extends TaskTopicKind>(run: Run, kind: K, payload: TaskTopicPayloads[K]): void {
