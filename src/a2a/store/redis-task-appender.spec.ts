@@ -180,6 +180,38 @@ describe('RedisTaskAppender', () => {
     expect(calls.sent.map((c) => c.snapshot)).toEqual([true, true, false, true]);
   });
 
+  it('puts the periodic snapshots after a state change at a random point of the period (tasks begun together do not snapshot together), then one per period', async () => {
+    let clock = 1_000_000;
+    const now = jest.spyOn(Date, 'now').mockImplementation(() => clock);
+    const random = jest.spyOn(Math, 'random').mockReturnValue(0.75);
+    try {
+      const { calls, record } = setUp();
+      const step = async (ms: number): Promise<boolean> => {
+        clock += ms;
+        const before = calls.sent.length;
+        record.narrate(`at ${clock}`);
+        await turn();
+        for (let i = before; i < calls.sent.length; i++) calls.sent[i].resolve(1);
+        await turn();
+        for (let i = before; i < calls.sent.length; i++) calls.sent[i].resolve(1);
+        await turn();
+        return calls.sent.slice(before).some((c) => c.snapshot);
+      };
+      await turn();
+      calls.sent[0].resolve(1);
+      // The state change (WORKING) stores its snapshot; the next is due a quarter of the period later.
+      expect(await step(0)).toBe(true);
+      expect(await step(200)).toBe(false);
+      expect(await step(100)).toBe(true);
+      // From then on, one per period.
+      expect(await step(900)).toBe(false);
+      expect(await step(100)).toBe(true);
+    } finally {
+      now.mockRestore();
+      random.mockRestore();
+    }
+  });
+
   it('sends a periodic snapshot in a call of its own after the batch, and along with the next batch when events keep coming', async () => {
     // maxEventsPerTask 8: a snapshot is due every 2 events (a quarter of the cap) besides the state changes.
     const { calls, record, appender, stored } = setUp(8);

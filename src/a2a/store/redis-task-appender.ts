@@ -399,8 +399,11 @@ export class RedisTaskAppender {
         if (index) this.indexedStatusTime = statusTime;
         if (answer !== undefined) this.storedAnswer = answer;
         if (withSnapshot) {
+          // A state change's snapshot puts the periodic ones that follow at a random point of the
+          // period: tasks that began together (a burst of requests) would otherwise build and
+          // store theirs (tens of kB each) within the same few ms, every second, and at their end.
+          this.snapshotAt = state !== this.snapshotState ? now - Math.random() * SNAPSHOT_EVERY_MS : now;
           this.snapshotState = state;
-          this.snapshotAt = now;
           this.eventsSinceSnapshot = 0;
         } else this.eventsSinceSnapshot += batch.length;
         if (last > this.storedSeq) this.storedSeq = last;
