@@ -1,10 +1,13 @@
 /**
- * `node -r ts-node/register/transpile-only bench/frame-cost.ts <streams> <toolCalls> [reps=3] [--target=limit] [--gc-counts] [--heap]`
+ * `node -r ts-node/register/transpile-only bench/frame-cost.ts <streams> <toolCalls> [reps=3] [--target=limit] [--open=<n>] [--gc-counts] [--heap]`
  *
  * The per-frame cost of the streaming path, in-process: the server (toolstream's, as
  * bench/servers/toolstream-server.ts builds it, or the limit) runs in this process, the load
  * generator in its own; after a warm-up, each repetition runs `streams` streams of `toolCalls`
- * calls and prints the server's user and system CPU per frame and its GC pauses. Counts that do
+ * calls and prints the server's user and system CPU per frame and its GC pauses. `--open=<n>`
+ * keeps at most n of the streams open at once (a new one opens as one ends): the same tasks and
+ * frames at a lower concurrency, e.g. `1000 100 --open=1` against `1000 100` separates what
+ * concurrency costs per frame from what the tasks cost. Counts that do
  * not move with the machine's load, for A/B runs on a busy machine:
  * - `--gc-counts` runs it again under `node --trace-gc-nvp` and adds, per repetition, the bytes
  *   the young-generation GC promoted and the bytes allocated, per frame, and the scavenges;
@@ -54,7 +57,7 @@ function allocationLines(head: ProfileNode, frames: number): string {
   return `\n  allocated ${(total / frames).toFixed(0)} B per frame (sampled); by function:\n${top.map(([k, v]) => `    ${(v / frames).toFixed(0).padStart(6)} B  ${k}`).join('\n')}`;
 }
 
-async function measure(streams: number, toolCalls: number, reps: number, target: string, heap: boolean): Promise<void> {
+async function measure(streams: number, toolCalls: number, reps: number, target: string, heap: boolean, maxOpen?: number): Promise<void> {
   const { server, rpcPath } = await serve(target);
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${rpcPath}`;
@@ -70,14 +73,14 @@ async function measure(streams: number, toolCalls: number, reps: number, target:
       const gcWatch = watchGcPauses();
       if (heap) await post(session, 'HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       const cpu = process.cpuUsage();
-      const result = await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
+      const result = await load.run({ url, streams, maxOpen, scenario, timeLimitMs: 300_000 });
       const used = process.cpuUsage(cpu);
       const allocation = heap ? allocationLines((await post<{ profile: { head: ProfileNode } }>(session, 'HeapProfiler.stopSampling')).profile.head, result.frames) : '';
       const pauses = await gcWatch.stop(50);
       if (result.completed !== streams) throw new Error(`${streams - result.completed} streams did not complete: ${result.errors.slice(0, 3).join('; ')}`);
       const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / result.frames).toFixed(2)} µs`).join(', ');
       console.log(
-        `${RESULT} ${result.frames} frames: ${target} ${streams} × ${toolCalls}: CPU per frame ${(used.user / result.frames).toFixed(2)} µs user + ${(used.system / result.frames).toFixed(2)} µs system, ` +
+        `${RESULT} ${result.frames} frames: ${target} ${streams} × ${toolCalls}${maxOpen ? ` (${maxOpen} open at a time)` : ''}: CPU per frame ${(used.user / result.frames).toFixed(2)} µs user + ${(used.system / result.frames).toFixed(2)} µs system, ` +
           `${result.framesPerSec.toFixed(0)} frames/s; GC pauses per frame: ${gc}; load average ${loadavg()[0].toFixed(1)}${allocation}`,
       );
     }
@@ -114,9 +117,12 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--gc-counts')) return withGcCounts(args);
   const [streams, toolCalls, reps = 3] = args.filter((a) => !a.startsWith('--')).map(Number);
-  if (!(streams > 0 && toolCalls > 0 && reps > 0)) throw new Error('usage: bench/frame-cost.ts <streams> <toolCalls> [reps] [--target=limit] [--gc-counts] [--heap]');
+  if (!(streams > 0 && toolCalls > 0 && reps > 0)) throw new Error('usage: bench/frame-cost.ts <streams> <toolCalls> [reps] [--target=limit] [--open=<n>] [--gc-counts] [--heap]');
   const target = args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream';
-  await measure(streams, toolCalls, reps, target, args.includes('--heap'));
+  const open = args.find((a) => a.startsWith('--open='));
+  const maxOpen = open ? Number(open.slice('--open='.length)) : undefined;
+  if (maxOpen !== undefined && !(maxOpen > 0)) throw new Error('--open=<n> needs a positive number');
+  await measure(streams, toolCalls, reps, target, args.includes('--heap'), maxOpen);
 }
 
 main().then(
