@@ -7,6 +7,7 @@
 import Redis from 'ioredis';
 import { A2aHttpError } from '../src/a2a/a2a-errors';
 import { RedisLiveLimits, type RedisLiveLimitsOptions } from '../src/a2a/store/redis-live-limits';
+import { RENEWED_PER_CALL } from '../src/a2a/store/redis-scripts';
 import { unavailableIfDown } from '../src/a2a/store/redis-task-store';
 import { createHash } from 'node:crypto';
 import { TaskStore } from '../src/a2a';
@@ -290,6 +291,28 @@ describe('Redis mode limits across instances (e2e)', () => {
       await expect(short.admit('s2', 'y').catch(codeOf)).resolves.toMatch(/^503/);
       await new Promise((resolve) => setTimeout(resolve, 300));
       await short.admit('s2', 'y');
+    });
+
+    it('renews many slots in calls of at most RENEWED_PER_CALL tasks, one after the other, with the same outcome', async () => {
+      const many = limits({ maxLiveTasks: 1_000, maxLiveTasksPerCaller: 1_000 });
+      const ids = Array.from({ length: RENEWED_PER_CALL * 2 + 10 }, (_, i) => `m${i}`);
+      for (const [i, id] of ids.entries()) {
+        await many.admit(id, 'x');
+        await client.hset(`${keyPrefix}task:${id}`, 'state', i % 10 === 0 ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_WORKING');
+        many.hold(id, 'x');
+      }
+      await client.config('RESETSTAT');
+      await many.renew();
+      // Script calls (the first may go as EVAL: Redis did not have the script yet).
+      const stats = await client.info('commandstats');
+      const calls = ['evalsha', 'eval'].reduce((sum, command) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+      expect(calls).toBe(3);
+      // The ended tasks' slots are given back, every running one kept.
+      const kept = ids.filter((_, i) => i % 10 !== 0);
+      expect(many.heldSlots).toBe(kept.length);
+      expect((await client.zrange(`${keyPrefix}live:server`, 0, -1)).sort()).toEqual(expect.arrayContaining(kept));
+      expect(await client.zscore(`${keyPrefix}live:server`, 'm0')).toBeNull();
+      many.stop();
     });
 
     it('Redis unreachable at admission: the store\'s clear 503 naming Redis, not a hang', async () => {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
 import { tooManyLiveTasks } from '../a2a-errors';
-import { defineScript, type ScriptCall } from './redis-scripts';
+import { defineScript, inSlices, type ScriptCall } from './redis-scripts';
 import type { CallerId } from '../task-record';
 
 /** Now by Redis's clock (ms), so that hosts whose clocks differ agree on every deadline. */
@@ -188,10 +188,14 @@ export class RedisLiveLimits {
     if (this.renewing || this.held.size === 0) return;
     this.renewing = true;
     try {
-      const ids = [...this.held.keys()];
-      const keys = [this.options.key];
-      for (const id of ids) keys.push(this.held.get(id) as string, this.options.taskKey(id));
-      const released = (await this.renewScript(keys.length, ...keys, this.options.leaseMs, ...ids)) as string[];
+      const released = await inSlices([...this.held.keys()], async (all) => {
+        // A slot released while an earlier slice was on its way is not renewed.
+        const ids = all.filter((id) => this.held.has(id));
+        if (ids.length === 0) return [];
+        const keys = [this.options.key];
+        for (const id of ids) keys.push(this.held.get(id) as string, this.options.taskKey(id));
+        return (await this.renewScript(keys.length, ...keys, this.options.leaseMs, ...ids)) as string[];
+      });
       for (const id of released) this.held.delete(id);
       this.stopWhenIdle();
       this.failing = false;

@@ -8,7 +8,7 @@ import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
-import { defineScript, type ScriptCall } from './redis-scripts';
+import { defineScript, inSlices, type ScriptCall } from './redis-scripts';
 import { RedisTurnWrites } from './redis-turn-writes';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
@@ -684,10 +684,14 @@ export class RedisTaskStore extends TaskStore {
    */
   async renewLeases(leaseMs: number): Promise<string[]> {
     const ids = [...this.runLeases].filter((id) => this.written.has(id));
-    if (ids.length === 0) return [];
-    const args: (string | number)[] = [leaseMs];
-    for (const id of ids) args.push(id, this.written.get(id)?.lease ?? '');
-    const lost = (await this.scripts.renewLeases(ids.length + 1, this.key('leases'), ...ids.map((id) => this.key('task', id)), ...args)) as string[];
+    const lost = await inSlices(ids, async (all) => {
+      // A run that ended while an earlier slice was on its way is not renewed (nor reported lost).
+      const slice = all.filter((id) => this.runLeases.has(id) && this.written.has(id));
+      if (slice.length === 0) return [];
+      const args: (string | number)[] = [leaseMs];
+      for (const id of slice) args.push(id, this.written.get(id)?.lease ?? '');
+      return (await this.scripts.renewLeases(slice.length + 1, this.key('leases'), ...slice.map((id) => this.key('task', id)), ...args)) as string[];
+    });
     for (const id of lost) this.runLeases.delete(id);
     return lost;
   }
