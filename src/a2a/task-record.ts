@@ -66,11 +66,12 @@ interface TaskRecordInit {
   /** Called with each event as it is logged (a shared store persists it). */
   onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   /**
-   * Whether the log is packed into blocks when the task settles (default true: a store that keeps
-   * finished tasks for replay keeps them compact). A shared store that forgets the record as soon
-   * as its end is stored says false: packing would only make new objects (a string of the task's
-   * frames, tens of kB) that the young-generation GC copies, at the moment when tasks that
-   * started together end together.
+   * Whether the log is packed into blocks when the task settles (default true: a finished task's
+   * events as compact as they get). A shared store that forgets the record as soon as its end is
+   * stored says false: packing would only make new objects (a string of the task's frames, tens
+   * of kB) that the young-generation GC copies, at the moment when tasks that started together
+   * end together. The in-memory store says false too: its tasks' events are mostly promoted by
+   * then, and packing them promoted them a second time (see in-memory-task-store.ts).
    */
   packWhenSettled?: boolean;
   /**
