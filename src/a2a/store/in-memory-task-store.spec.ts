@@ -276,6 +276,22 @@ describe('InMemoryTaskStore', () => {
       const cursor = index.keyOf(model[10])!;
       expect([...index.newestFirst(cursor)].map((e) => e.item)).toEqual(model.slice(11));
     });
+
+    it('holds no reference to an item it no longer lists, before any compaction (a forgotten task is not kept alive)', () => {
+      let clock = 0;
+      const index = new RecencyIndex<{ id: number }>({ next: () => ++clock });
+      const items = Array.from({ length: 100 }, (_, id) => ({ id }));
+      // Each touched three times (moves), then half of them removed: far under the 1,024 entries compaction waits for.
+      for (let round = 0; round < 3; round++) for (const item of items) index.touch(item);
+      const removed = items.filter((item) => item.id % 2 === 0);
+      for (const item of removed) index.remove(item);
+      const slots = (index as unknown as { items: unknown[] }).items;
+      expect(slots.length).toBe(300);
+      for (const item of removed) expect(slots.includes(item)).toBe(false);
+      // Every kept item is in exactly one slot: its current one.
+      for (const item of items.filter((i) => i.id % 2 === 1)) expect(slots.filter((slot) => slot === item)).toHaveLength(1);
+      expect([...index.newestFirst()].map((e) => e.item.id)).toEqual(items.filter((i) => i.id % 2 === 1).map((i) => i.id).reverse());
+    });
   });
 });
 

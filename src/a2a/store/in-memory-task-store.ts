@@ -362,7 +362,7 @@ export class InMemoryTaskStore extends TaskStore {
 
   /**
    * Files the task at the front of its owner's index and of its state's. A task filed already is
-   * moved: touched again where it stays (its earlier place goes stale), removed only from the
+   * moved: touched again where it stays (its earlier place is emptied), removed only from the
    * index of a state it left. Not unfiled and filed again: that deleted and re-added it in maps
    * as large as the tasks kept, twice per task, and their deleted entries make them rehash.
    */

@@ -1,0 +1,42 @@
+/**
+ * `node --expose-gc -r ts-node/register/transpile-only bench/kept-tasks-heap.ts [tasks=1000] [kept=100]`
+ *
+ * Heap the in-memory store holds once `tasks` finished tasks (200 narration events each) have
+ * gone through it with `maxRetainedTasks: kept`: what is left should be about `kept` tasks'
+ * worth, whatever `tasks` is. A one-off check that nothing (a listing index, a queue, a
+ * conversation) keeps forgotten tasks alive; run it on a checkout with and without a change.
+ */
+import { InMemoryTaskStore } from '../src/a2a/store/in-memory-task-store';
+import type { TaskRecord } from '../src/a2a/task-record';
+import { emptyTaskMessage } from './lib/empty-task-message';
+
+const TASKS = Number(process.argv[2] ?? 1_000);
+const KEPT = Number(process.argv[3] ?? 100);
+const EVENTS = 200;
+
+function heapAfterGc(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with node --expose-gc');
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+async function main(): Promise<void> {
+  const store = new InMemoryTaskStore({ maxEventsPerTask: 10_000, maxFinishedToolsPerTask: 100, maxRetainedTasks: KEPT, maxRetainedBytes: 256 * 1024 * 1024 });
+  const base = heapAfterGc();
+  const text = 'x'.repeat(200);
+  for (let i = 0; i < TASKS; i++) {
+    const id = `t${i}`;
+    await store.claimMessage(undefined, `m-${id}`, id);
+    const task = (await store.create({ id, contextId: `c${i}`, owner: undefined, message: emptyTaskMessage(id, ''), text: 'x' })) as TaskRecord;
+    for (let n = 0; n < EVENTS; n++) task.narrate(`step ${n} ${text}`);
+    task.complete('done');
+    store.expire(id, 3_600_000);
+  }
+  const held = heapAfterGc() - base;
+  console.log(`${(held / 1_048_576).toFixed(1)} MiB of heap held after ${TASKS} finished tasks of ${EVENTS} events, ${KEPT} kept (${Math.round(held / KEPT / 1024)} KiB per kept task)`);
+  await store.close();
+}
+
+void main();
