@@ -1,7 +1,8 @@
 import { Test } from '@nestjs/testing';
-import type { EventEmitter2 } from 'eventemitter2';
+import { EventEmitter2 } from 'eventemitter2';
 import { RUNTIME_EMITTER } from './runtime.constants';
 import { AgentBus } from './agent-bus';
+import { EventEmitterAgentBus } from './event-emitter-agent-bus';
 import { RuntimeModule } from './runtime.module';
 import { Module } from '@nestjs/common';
 import { AgentExecutor } from '../executor';
@@ -78,5 +79,57 @@ describe('EventEmitterAgentBus', () => {
     s.unsubscribe();
     emitter.off('agent.skill.progress.x', bad);
     emitter.offAny(any);
+  });
+
+  describe.each([
+    ['RuntimeModule’s emitter', () => ({ bus, emitter })],
+    ['a plain EventEmitter2', () => { const plain = new EventEmitter2({ wildcard: false }); return { bus: new EventEmitterAgentBus(plain), emitter: plain }; }],
+  ])('shows task topic subscribers on %s as its listeners', (_name, make: () => { bus: AgentBus; emitter: EventEmitter2 }) => {
+    it('in listeners, hasListeners and eventNames, and emit reaches them', () => {
+      const { bus, emitter } = make();
+      const topic = 'agent.skill.answer.id.with.dots';
+      const baseline = emitter.listenerCount();
+      const got: string[] = [];
+      const s = bus.topic$('answer', 'id.with.dots').subscribe((p) => got.push(p.text));
+      const raw = (p: { text: string }): void => void got.push(`raw:${p.text}`);
+      emitter.on(topic, raw);
+      expect(emitter.listenerCount(topic)).toBe(2);
+      expect(emitter.listeners(topic)).toHaveLength(2);
+      expect(emitter.listeners(topic)).toContain(raw);
+      expect(emitter.listeners()).toHaveLength(baseline + 2);
+      expect(emitter.listenerCount()).toBe(baseline + 2);
+      expect(emitter.hasListeners(topic)).toBe(true);
+      expect(emitter.eventNames().filter((name) => name === topic)).toHaveLength(1);
+      expect(emitter.emit(topic, { text: 'a', append: true, last: false })).toBe(true);
+      bus.publish('answer', 'id.with.dots', { text: 'b', append: true, last: false });
+      expect(got.sort()).toEqual(['a', 'b', 'raw:a', 'raw:b']);
+      emitter.off(topic, raw);
+      s.unsubscribe();
+      expect(emitter.listenerCount(topic)).toBe(0);
+      expect(emitter.hasListeners(topic)).toBe(false);
+      expect(emitter.eventNames()).not.toContain(topic);
+      emitter.emit(topic, { text: 'c', append: true, last: false });
+      expect(got).toHaveLength(4);
+      expect(emitter.listenerCount()).toBe(baseline);
+    });
+
+    it('removeAllListeners(topic) removes them, and their unsubscribe after it changes nothing', async () => {
+      const { bus, emitter } = make();
+      const topic = 'agent.skill.progress.gone';
+      const baseline = emitter.listenerCount();
+      const got: string[] = [];
+      const gone = bus.topic$('progress', 'gone').subscribe((p) => got.push(p.text));
+      const other = bus.topic$('reply', 'gone').subscribe();
+      emitter.removeAllListeners(topic);
+      expect(emitter.listenerCount(topic)).toBe(0);
+      bus.publish('progress', 'gone', { text: 'lost', step: 0 });
+      expect(await emitter.emitAsync(topic, { text: 'lost too', step: 0 })).toEqual([]);
+      gone.unsubscribe();
+      expect(got).toEqual([]);
+      expect(emitter.listenerCount('agent.skill.reply.gone')).toBe(1);
+      expect(emitter.listenerCount()).toBe(baseline + 1);
+      other.unsubscribe();
+      expect(emitter.listenerCount()).toBe(baseline);
+    });
   });
 });

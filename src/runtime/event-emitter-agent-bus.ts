@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { EventEmitter2 } from 'eventemitter2';
+import { EventEmitter2, type ListenerFn } from 'eventemitter2';
 import { Observable } from 'rxjs';
 import { AgentBus } from './agent-bus';
+import { RuntimeEmitter } from './runtime-emitter';
 import {
   SKILL_CANCEL_TOPIC,
   SKILL_REQUEST_TOPIC,
@@ -12,7 +13,11 @@ import {
   type TaskTopicPayloads,
 } from './runtime.topics';
 
-/** The default AgentBus: in-process topics on an EventEmitter2 (RuntimeModule gives it one of its own). */
+/**
+ * The default AgentBus: in-process topics on an EventEmitter2. RuntimeModule gives it a
+ * RuntimeEmitter of its own, which keeps a task's subscribers in one Map entry (see there);
+ * on any other EventEmitter2 they are its listeners of the topic.
+ */
 @Injectable()
 export class EventEmitterAgentBus extends AgentBus {
   private readonly logger = new Logger(EventEmitterAgentBus.name);
@@ -22,8 +27,12 @@ export class EventEmitterAgentBus extends AgentBus {
    */
   private readonly taskTopics = new Map<string, { names: Partial<Record<TaskTopicKind, string>>; listeners: number }>();
 
+  /** The emitter, when it keeps task topics' subscribers itself. */
+  private readonly taskTopicsHere: RuntimeEmitter | undefined;
+
   constructor(private readonly emitter: EventEmitter2) {
     super();
+    this.taskTopicsHere = emitter instanceof RuntimeEmitter ? emitter : undefined;
   }
 
   publishRequest(request: SkillRequest): void {
@@ -43,10 +52,17 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void {
+    if (this.taskTopicsHere) {
+      const { name, listeners } = this.taskTopicsHere.taskTopicListeners(kind, correlationId);
+      this.deliver(name ?? taskTopic(kind, correlationId), payload, listeners);
+      return;
+    }
     this.deliver(this.taskTopics.get(correlationId)?.names[kind] ?? taskTopic(kind, correlationId), payload);
   }
 
   topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]> {
+    const here = this.taskTopicsHere;
+    if (here) return new Observable<TaskTopicPayloads[K]>((subscriber) => here.onTaskTopic(kind, correlationId, (payload: TaskTopicPayloads[K]) => subscriber.next(payload)));
     const topic = taskTopic(kind, correlationId);
     return new Observable<TaskTopicPayloads[K]>((subscriber) => {
       let known = this.taskTopics.get(correlationId);
@@ -68,20 +84,25 @@ export class EventEmitterAgentBus extends AgentBus {
   /**
    * Like EventEmitter2.emit, but a listener that throws (someone's raw `emitter.on` handler)
    * is logged and skipped instead of stopping delivery to the listeners after it.
-   * The list is copied because a listener may unsubscribe others while we iterate.
+   * The list is copied because a listener may unsubscribe others while we iterate. `own`: the
+   * topic's subscribers the RuntimeEmitter keeps, who come before its other listeners.
    */
-  private deliver(topic: string, payload: unknown): void {
-    const listeners = this.emitter.listeners(topic);
-    for (const listener of listeners.length <= 1 ? listeners : listeners.slice()) {
+  private deliver(topic: string, payload: unknown, own?: readonly ListenerFn[]): void {
+    if (own) this.callEach(topic, own, payload);
+    this.callEach(topic, this.taskTopicsHere ? this.taskTopicsHere.listenersBesideTaskTopics(topic) : this.emitter.listeners(topic), payload);
+    for (const any of this.emitter.listenersAny()) {
       try {
-        listener.call(this.emitter, payload);
+        any.call(this.emitter, topic, payload);
       } catch (err) {
         this.listenerThrew(topic, err);
       }
     }
-    for (const any of this.emitter.listenersAny()) {
+  }
+
+  private callEach(topic: string, listeners: readonly ListenerFn[], payload: unknown): void {
+    for (const listener of listeners.length <= 1 ? listeners : listeners.slice()) {
       try {
-        any.call(this.emitter, topic, payload);
+        listener.call(this.emitter, payload);
       } catch (err) {
         this.listenerThrew(topic, err);
       }

@@ -1,6 +1,7 @@
 export * from './runtime.topics';
 export * from './agent-bus';
 export * from './event-emitter-agent-bus';
+export * from './runtime-emitter';
 export * from './narration';
 export * from './runtime.constants';
 export * from './agent-runtime.service';

@@ -1,0 +1,139 @@
+import { EventEmitter2, type event as EventName, type eventNS as EventNamespace, type ListenerFn } from 'eventemitter2';
+import { taskTopic, type TaskTopicKind } from './runtime.topics';
+
+const TASK_TOPIC_PREFIX = 'agent.skill.';
+const TASK_TOPIC_KINDS: ReadonlySet<string> = new Set<TaskTopicKind>(['progress', 'toolframe', 'answer', 'reply']);
+
+/** One task's bus subscribers, by topic kind, and each kind's topic name (made once, reused by every publish). */
+class TaskTopicListeners {
+  count = 0;
+  readonly names: Partial<Record<TaskTopicKind, string>> = {};
+  readonly lists: Partial<Record<TaskTopicKind, ListenerFn[]>> = {};
+}
+
+/**
+ * RuntimeModule's EventEmitter2 (wildcards off, no listener limit). The default bus keeps a
+ * task's subscribers here in one Map entry by correlation id, instead of four keys of
+ * EventEmitter2's own table: a new string key added to and deleted from that dictionary per
+ * topic cost ~8 µs per task, the Map entry ~1 µs. The emitter's reading and emitting methods
+ * count them as listeners of their topics (`agent.skill.{kind}.{correlationId}`), so whoever
+ * looks at or emits on this emitter sees what an EventEmitter2 with those listeners would show.
+ */
+export class RuntimeEmitter extends EventEmitter2 {
+  private readonly tasks = new Map<string, TaskTopicListeners>();
+  private taskListenerCount = 0;
+
+  constructor() {
+    super({ wildcard: false, maxListeners: 0, ignoreErrors: false });
+  }
+
+  /** Adds `listener` to the task topic; returns the function that removes it. */
+  onTaskTopic(kind: TaskTopicKind, correlationId: string, listener: ListenerFn): () => void {
+    let task = this.tasks.get(correlationId);
+    if (!task) this.tasks.set(correlationId, (task = new TaskTopicListeners()));
+    task.names[kind] ??= taskTopic(kind, correlationId);
+    (task.lists[kind] ??= []).push(listener);
+    task.count += 1;
+    this.taskListenerCount += 1;
+    const added = task;
+    return () => this.offTaskTopic(kind, correlationId, added, listener);
+  }
+
+  /** The task topic's name while someone listens to it here (else undefined), and its listeners (the live list). */
+  taskTopicListeners(kind: TaskTopicKind, correlationId: string): { name: string | undefined; listeners: readonly ListenerFn[] | undefined } {
+    const task = this.tasks.get(correlationId);
+    return { name: task?.names[kind], listeners: task?.lists[kind] };
+  }
+
+  /** The topic's listeners added with on() (EventEmitter2's own; the live list): what `listeners` shows besides the task topics' subscribers. */
+  listenersBesideTaskTopics(event: EventName | EventNamespace): ListenerFn[] {
+    return super.listeners(event);
+  }
+
+  override emit(event: EventName | EventNamespace, ...values: unknown[]): boolean {
+    const own = this.ownListeners(event);
+    if (own) for (const listener of own.length === 1 ? own : own.slice()) listener.apply(this, values);
+    return super.emit(event, ...values) || own !== undefined;
+  }
+
+  override emitAsync(event: EventName | EventNamespace, ...values: unknown[]): Promise<unknown[]> {
+    const own = this.ownListeners(event);
+    const ownResults = own ? own.slice().map((listener) => listener.apply(this, values) as unknown) : [];
+    return Promise.all([Promise.all(ownResults), super.emitAsync(event, ...values)]).then(([mine, theirs]) => [...mine, ...theirs]);
+  }
+
+  override listeners(event?: EventName | EventNamespace): ListenerFn[] {
+    const theirs = super.listeners(event);
+    if (event === undefined) {
+      const all = [...theirs];
+      for (const task of this.tasks.values()) for (const list of Object.values(task.lists)) if (list) all.push(...list);
+      return all;
+    }
+    const own = this.ownListeners(event);
+    return own ? [...own, ...theirs] : theirs;
+  }
+
+  override listenerCount(event?: EventName | EventNamespace): number {
+    const theirs = super.listeners(event).length;
+    if (event === undefined) return theirs + this.taskListenerCount;
+    return theirs + (this.ownListeners(event)?.length ?? 0);
+  }
+
+  override hasListeners(event?: string): boolean {
+    if (event === undefined ? this.taskListenerCount > 0 : this.ownListeners(event) !== undefined) return true;
+    return super.hasListeners(event).valueOf();
+  }
+
+  override eventNames(nsAsArray?: boolean): (EventName | EventNamespace)[] {
+    const names = super.eventNames(nsAsArray);
+    const seen = new Set(names);
+    for (const task of this.tasks.values()) {
+      for (const kind of Object.keys(task.lists) as TaskTopicKind[]) {
+        const name = task.names[kind];
+        if (task.lists[kind] && name !== undefined && !seen.has(name)) names.push(name);
+      }
+    }
+    return names;
+  }
+
+  override removeAllListeners(event?: EventName | EventNamespace): this {
+    if (event === undefined) {
+      this.tasks.clear();
+      this.taskListenerCount = 0;
+    } else {
+      const topic = parseTaskTopic(event);
+      const task = topic && this.tasks.get(topic.correlationId);
+      const list = task && task.lists[topic.kind];
+      if (task && list) for (const listener of list.slice()) this.offTaskTopic(topic.kind, topic.correlationId, task, listener);
+    }
+    return super.removeAllListeners(event);
+  }
+
+  private offTaskTopic(kind: TaskTopicKind, correlationId: string, task: TaskTopicListeners, listener: ListenerFn): void {
+    const list = task.lists[kind];
+    const at = list ? list.lastIndexOf(listener) : -1;
+    // Removed already (removeAllListeners, or a second call).
+    if (!list || at < 0 || this.tasks.get(correlationId) !== task) return;
+    if (list.length === 1) task.lists[kind] = undefined;
+    else list.splice(at, 1);
+    task.count -= 1;
+    this.taskListenerCount -= 1;
+    if (task.count === 0) this.tasks.delete(correlationId);
+  }
+
+  /** The bus subscribers of `event` when it is a task topic someone listens to here. */
+  private ownListeners(event: EventName | EventNamespace | undefined): ListenerFn[] | undefined {
+    if (this.taskListenerCount === 0) return undefined;
+    const topic = parseTaskTopic(event);
+    return topic && this.tasks.get(topic.correlationId)?.lists[topic.kind];
+  }
+}
+
+/** `agent.skill.{kind}.{correlationId}` back into its parts (undefined for any other event). */
+function parseTaskTopic(event: EventName | EventNamespace | undefined): { kind: TaskTopicKind; correlationId: string } | undefined {
+  if (typeof event !== 'string' || !event.startsWith(TASK_TOPIC_PREFIX)) return undefined;
+  const dot = event.indexOf('.', TASK_TOPIC_PREFIX.length);
+  if (dot < 0) return undefined;
+  const kind = event.slice(TASK_TOPIC_PREFIX.length, dot);
+  return TASK_TOPIC_KINDS.has(kind) ? { kind: kind as TaskTopicKind, correlationId: event.slice(dot + 1) } : undefined;
+}
