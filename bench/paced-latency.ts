@@ -29,6 +29,7 @@ import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
 import { compileChildren } from './lib/compile-children';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
 import { BenchRedis } from './lib/redis';
 import { runRecord, ServerPool } from './lib/server-pool';
 
@@ -41,16 +42,6 @@ async function commandTimes(client: Redis): Promise<[string, number][]> {
   const times: [string, number][] = [];
   for (const [, name, usec] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) times.push([name, Number(usec)]);
   return times.sort((a, b) => b[1] - a[1]);
-}
-
-/** Scavenges: count, median, max, over 5 ms, total; the other GCs: count, total (ms). */
-function gcSummary({ scavenges, others }: { scavenges: number[]; others: number[] }): string {
-  const sorted = [...scavenges].sort((a, b) => a - b);
-  const total = (pauses: number[]): string => pauses.reduce((sum, ms) => sum + ms, 0).toFixed(1);
-  return (
-    `scavenges ${sorted.length} (median ${(sorted[sorted.length >> 1] ?? 0).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)}, ` +
-    `${sorted.filter((ms) => ms > 5).length} over 5 ms, ${total(sorted)} ms in all), other GCs ${others.length} (${total(others)} ms)`
-  );
 }
 
 interface AllocationNode {
@@ -108,10 +99,9 @@ async function main(): Promise<void> {
         const scenario = { toolCalls, intervalMs: 50, idle: false };
         await client.config('RESETSTAT');
         const server = await pool.server(target);
-        await server.gcPauses();
         if (allocationDir) await server.startAllocationProfile();
-        const measured = await pool.run(target, 100, scenario, 60_000);
-        const pauses = await server.gcPauses();
+        const measured = await pool.run(target, 100, scenario, 60_000, undefined, true);
+        const pauses = measured.gc as GcDuringRun;
         const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
         if (allocationFile) await server.stopAllocationProfile(allocationFile);
         const r = runRecord(measured, rep, scenario);
@@ -124,7 +114,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
+              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
         );
       }
     }

@@ -34,3 +34,46 @@ export function watchGcPauses(): { stop: (settleMs: number) => Promise<GcPausesB
     },
   };
 }
+
+/** A server's GC pauses over a run (ms), as bench/servers/serve.ts reports them. */
+export interface GcPauses {
+  scavenges: number[];
+  others: number[];
+}
+
+/**
+ * A server's GC over one run, and the old generation's free bytes when the run started
+ * (committed but unused, left by earlier collections): a scavenge promotes into that space
+ * without taking new pages, and a server that has none (fresh, or shrunk while idle) pays for
+ * new pages (docs/deploying.md, "A fresh server's scavenges").
+ */
+export interface GcDuringRun extends GcPauses {
+  oldSpaceFreeBytesAtStart: number;
+}
+
+/** Median and max of a run's scavenge pauses (ms), with their count and the old space's free MiB at its start: what results.json keeps. */
+export function gcFigures(gc: GcDuringRun): { scavenges: number; scavengeMedianMs: number; scavengeMaxMs: number; otherGcs: number; oldSpaceFreeMiBAtStart: number } {
+  const sorted = [...gc.scavenges].sort((a, b) => a - b);
+  return {
+    scavenges: sorted.length,
+    scavengeMedianMs: sorted[sorted.length >> 1] ?? 0,
+    scavengeMaxMs: sorted[sorted.length - 1] ?? 0,
+    otherGcs: gc.others.length,
+    oldSpaceFreeMiBAtStart: gc.oldSpaceFreeBytesAtStart / 2 ** 20,
+  };
+}
+
+/** One run's figures as the sections log them: scavenges × median/max pause, old space free at the start. */
+export function describeRunGc(gc: ReturnType<typeof gcFigures> | undefined): string {
+  return gc ? `${gc.scavenges} × ${gc.scavengeMedianMs.toFixed(1)}/${gc.scavengeMaxMs.toFixed(1)} ms, ${gc.oldSpaceFreeMiBAtStart.toFixed(1)} MiB free` : '-';
+}
+
+/** Scavenges: count, median, max, over 5 ms, total; the other GCs: count, total (ms). */
+export function gcSummary({ scavenges, others }: GcPauses): string {
+  const sorted = [...scavenges].sort((a, b) => a - b);
+  const total = (pauses: number[]): string => pauses.reduce((sum, ms) => sum + ms, 0).toFixed(1);
+  return (
+    `scavenges ${sorted.length} (median ${(sorted[sorted.length >> 1] ?? 0).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)}, ` +
+    `${sorted.filter((ms) => ms > 5).length} over 5 ms, ${total(sorted)} ms in all), other GCs ${others.length} (${total(others)} ms)`
+  );
+}

@@ -38,8 +38,12 @@ export type ServerReply =
   | { type: 'span-floor'; spans: number; perSpanUs: number; loopPerSpanUs: number }
   | { type: 'profile-started' }
   | { type: 'profile-written'; file: string }
-  /** Pause durations in ms: young-generation scavenges, and every other kind of GC. */
-  | { type: 'gc-pauses'; scavenges: number[]; others: number[] }
+  /**
+   * Pause durations in ms: young-generation scavenges, and every other kind of GC; and the old
+   * generation's free bytes now (committed but unused: where a scavenge can promote without
+   * taking new pages).
+   */
+  | { type: 'gc-pauses'; scavenges: number[]; others: number[]; oldSpaceFreeBytes: number }
   | { type: 'alloc-started' }
   | { type: 'alloc-written'; file: string };
 

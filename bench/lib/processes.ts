@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { LoadJob, LoadResult } from '../load/load-types';
 import type { ExecutorOverheadResult } from '../sections/executor-overhead';
 import type { BenchConfig } from './config';
+import type { GcPauses } from './gc-pauses';
 import type { SpanFloor } from './sdk-span-floor';
 import type { LoadCommand, LoadReply, ServerCommand, ServerReply, Target } from './ipc';
 import { ValidityLedger } from './validity';
@@ -124,10 +125,10 @@ export class ServerProcess {
     return (await this.memory(true)).rss;
   }
 
-  /** GC pauses (ms) since the last call; the first call starts recording them. */
-  async gcPauses(): Promise<{ scavenges: number[]; others: number[] }> {
-    const { scavenges, others } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
-    return { scavenges, others };
+  /** GC pauses (ms) since the last call (the first call starts recording them), and the old generation's free bytes now. */
+  async gcPauses(): Promise<GcPauses & { oldSpaceFreeBytes: number }> {
+    const { scavenges, others, oldSpaceFreeBytes } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
+    return { scavenges, others, oldSpaceFreeBytes };
   }
 
   /** Starts V8's sampling heap profiler in the server (every allocation, also those collected since). */

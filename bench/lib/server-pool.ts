@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import type { LoadJob, LoadResult } from '../load/load-types';
 import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
+import { gcFigures, type GcDuringRun } from './gc-pauses';
 import type { BenchRedis } from './redis';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
@@ -37,6 +38,8 @@ export interface RunRecord {
   latencyP99Ms: number;
   /** Redis-mode runs: commands Redis processed per frame (an upper bound on round trips). */
   redisCommandsPerFrame?: number;
+  /** Runs that watched the server's GC (the paced rows). */
+  gc?: ReturnType<typeof gcFigures>;
 }
 
 export interface MeasuredRun {
@@ -46,6 +49,7 @@ export interface MeasuredRun {
   serverCpuUs: number;
   loadAverage: number;
   redisCommands?: number;
+  gc?: GcDuringRun;
 }
 
 export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): RunRecord {
@@ -68,6 +72,7 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
     latencyP50Ms: r.latency.p50Ms,
     latencyP99Ms: r.latency.p99Ms,
     ...(run.redisCommands !== undefined ? { redisCommandsPerFrame: r.frames > 0 ? run.redisCommands / r.frames : NaN } : {}),
+    ...(run.gc ? { gc: gcFigures(run.gc) } : {}),
   };
 }
 
@@ -120,21 +125,27 @@ export class ServerPool {
     }
   }
 
-  /** Runs one load job against a target and measures the server's CPU during it. */
-  async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number): Promise<MeasuredRun> {
+  /**
+   * Runs one load job against a target and measures the server's CPU during it.
+   * @param watchGc also the server's GC pauses during it, and its old space's free bytes at its start
+   */
+  async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number, watchGc = false): Promise<MeasuredRun> {
     const server = await this.server(target);
     const loadAverage = loadavg()[0];
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
     const commandsBefore = await redis?.commandsProcessed();
+    const gcBefore = watchGc ? await server.gcPauses() : undefined;
     const before = await server.cpuUs();
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const serverCpuUs = (await server.cpuUs()) - before;
+    const gcDuring = gcBefore && (await server.gcPauses());
+    const gc = gcBefore && gcDuring ? { scavenges: gcDuring.scavenges, others: gcDuring.others, oldSpaceFreeBytesAtStart: gcBefore.oldSpaceFreeBytes } : undefined;
     const redisCommands = redis && commandsBefore !== undefined ? (await redis.commandsProcessed()) - commandsBefore : undefined;
     if (result.cut > 0 || result.failed > 0) await this.retire(target);
     // Failed streams fail the whole run (the validity ledger); all of them failing means the
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
-    return { target, result, serverCpuUs, loadAverage, redisCommands };
+    return { target, result, serverCpuUs, loadAverage, redisCommands, gc };
   }
 
   async retire(target: Target): Promise<void> {

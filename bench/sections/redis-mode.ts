@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LatencySummary } from '../load/load-types';
+import { describeRunGc } from '../lib/gc-pauses';
 import type { Target } from '../lib/ipc';
 import { RedisCommandCounter } from '../lib/redis-monitor';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from '../lib/scenario';
@@ -67,7 +68,7 @@ export const redisModeSection: BenchSection = {
       for (let rep = 0; rep < config.reps; rep++) {
         const same: Partial<Record<Target, RunRecord>> = {};
         for (const target of MODES) {
-          const measured = await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen);
+          const measured = await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen, c.streams === PACED_STREAMS);
           const record = runRecord(measured, rep, c.scenario);
           const byPhase = measured.result.latency.byPhase;
           if (byPhase) (phases[target] ??= []).push(byPhase);
@@ -105,6 +106,8 @@ export const redisModeSection: BenchSection = {
         const byPhase = (target: Target): string =>
           (phases[target] ?? []).map((p) => `${p.first.p99Ms.toFixed(2)} / ${p.middle.p99Ms.toFixed(2)} / ${p.last.p99Ms.toFixed(2)}`).join(', ');
         log(`redis ${c.label}: p99 (ms) by where a frame falls in its task, first tenth / middle / last tenth of its frames, per repetition: Redis ${byPhase('toolstream-redis')}; in-memory ${byPhase('toolstream')}`);
+        const gcOf = (target: Target): string => (runs[target] ?? []).map(({ gc }) => describeRunGc(gc)).join('; ');
+        log(`redis ${c.label}: GC per repetition (scavenges × median/max pause, old space free at the start): Redis ${gcOf('toolstream-redis')}; in-memory ${gcOf('toolstream')}`);
       }
       log(
         `redis ${c.label}: in-memory ${Math.round(spread((runs.toolstream ?? []).map((r) => r.framesPerSec)).median)} f/s, Redis ${Math.round(spread((runs['toolstream-redis'] ?? []).map((r) => r.framesPerSec)).median)} f/s, ratio ${fmt(ratioSpread, 2)}; ` +

@@ -4,6 +4,7 @@
  * repetition; each ratio is taken between runs of the same repetition.
  */
 import type { BenchConfig } from '../lib/config';
+import { describeRunGc } from '../lib/gc-pauses';
 import { TARGETS, type Target } from '../lib/ipc';
 import { runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
@@ -67,7 +68,7 @@ async function compare(
     const same: Partial<Record<Target, RunRecord>> = {};
     for (const target of targets) {
       const limitMs = target === 'toolstream' || target === 'toolstream-redis' || target === 'limit' ? timeLimitMs : referenceTimeLimitMs;
-      const record = runRecord(await pool.run(target, streams, scenario, limitMs), rep, scenario);
+      const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, kind === 'latency'), rep, scenario);
       same[target] = record;
       runs.push(record);
     }
@@ -90,6 +91,19 @@ async function compare(
     cpuOursOverLimit: spread(cpuOverLimit),
     runs,
   };
+}
+
+/**
+ * A paced row's GC, per target and repetition: scavenges, their median and max pause, and the
+ * old space's free MiB when the run started (a scavenge that falls within a frame's wait
+ * delays it; see docs/deploying.md, "A fresh server's scavenges").
+ */
+export function describeGc(row: ComparisonRow): string {
+  const perTarget = row.figures.map(({ target }) => {
+    const reps = row.runs.filter((r) => r.target === target).map(({ gc }) => describeRunGc(gc));
+    return `${target} ${reps.join('; ')}`;
+  });
+  return `latency ${row.streams}×${row.scenario.toolCalls} GC per repetition (scavenges × median/max pause, old space free at the start): ${perTarget.join(' | ')}`;
 }
 
 export function describeRow(row: ComparisonRow): string {
@@ -121,6 +135,7 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, w
     const small = streams <= 100;
     const targets: Target[] = ['toolstream', ...(withRedis && small ? (['toolstream-redis'] as const) : []), ...(small ? (['reference'] as const) : []), 'limit'];
     push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool, targets, config.concurrencyReferenceTimeLimitMs));
+    log(describeGc(rows[rows.length - 1]));
   }
   return rows;
 }

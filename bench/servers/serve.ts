@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
@@ -68,7 +69,13 @@ async function main(): Promise<void> {
         observer.observe({ entryTypes: ['gc'] });
         gcPauses = { ...pauses, observer };
       }
-      reply({ type: 'gc-pauses', scavenges: gcPauses.scavenges.splice(0), others: gcPauses.others.splice(0) });
+      const old = getHeapSpaceStatistics().find((space) => space.space_name === 'old_space');
+      reply({
+        type: 'gc-pauses',
+        scavenges: gcPauses.scavenges.splice(0),
+        others: gcPauses.others.splice(0),
+        oldSpaceFreeBytes: old ? old.space_size - old.space_used_size : NaN,
+      });
     } else if (command.type === 'alloc-start') {
       allocations = new Session();
       allocations.connect();
