@@ -6,15 +6,23 @@ import { EventBlock, type EventPacking } from './event-log';
 
 const v03 = new V03PushNotificationSerializer();
 
+const TOOL_FRAME_EVENT = 1;
+const TERMINAL_EVENT = 2;
+const LAST_CHUNK_EVENT = 4;
+
 /**
  * One event of a task's stream, serialised once per protocol version and shared by every
  * subscriber: the 1.0 ProtoJSON eagerly (it also proves the payload serialisable), the 0.3 shape
  * on first demand. Only the JSON is kept: holding each logged event's object graph as well
  * (kept for replay, up to maxEventsPerTask per task) doubled what the log keeps alive, and the
- * garbage collector's work with it.
+ * garbage collector's work with it. Its flags are bits of one field: every retained event is
+ * an object the young generation copies and promotes, and each field is 8 bytes of it.
  */
 export class TaskEvent {
-  private readonly text: string;
+  /** The 1.0 ProtoJSON (a ToolFrameEvent keeps its frame's JSON here). */
+  protected readonly text: string;
+  /** TOOL_FRAME_EVENT, TERMINAL_EVENT and LAST_CHUNK_EVENT. */
+  protected bits: number;
   private json03?: string;
 
   constructor(
@@ -22,11 +30,22 @@ export class TaskEvent {
     /** The event, or its 1.0 ProtoJSON already serialised (read back from a shared store). */
     response: StreamResponse | string,
     /** A tool-call-v1 frame: only clients that activate the extension receive it. */
-    readonly isToolFrame = false,
+    isToolFrame = false,
     /** The task's terminal status update: streams end after it. */
-    readonly terminal = false,
+    terminal = false,
   ) {
     this.text = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
+    this.bits = (isToolFrame ? TOOL_FRAME_EVENT : 0) + (terminal ? TERMINAL_EVENT : 0);
+  }
+
+  /** A tool-call-v1 frame: only clients that activate the extension receive it. */
+  get isToolFrame(): boolean {
+    return (this.bits & TOOL_FRAME_EVENT) !== 0;
+  }
+
+  /** The task's terminal status update: streams end after it. */
+  get terminal(): boolean {
+    return (this.bits & TERMINAL_EVENT) !== 0;
   }
 
   /** The StreamResponse's 1.0 ProtoJSON. */
@@ -85,11 +104,22 @@ export class ToolFrameEvent extends TaskEvent {
     /** `{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":`, the same string for every frame of a task. */
     readonly head: string,
     readonly artifactIdJson: string,
-    readonly frameJson: string,
+    frameJson: string,
     /** A terminal phase: the update is the artifact's last chunk. */
-    readonly lastChunk: boolean,
+    lastChunk: boolean,
   ) {
-    super(seq, '', true);
+    super(seq, frameJson, true);
+    if (lastChunk) this.bits += LAST_CHUNK_EVENT;
+  }
+
+  /** The frame's JSON (kept where a plain event keeps its whole JSON). */
+  get frameJson(): string {
+    return this.text;
+  }
+
+  /** A terminal phase: the update is the artifact's last chunk. */
+  get lastChunk(): boolean {
+    return (this.bits & LAST_CHUNK_EVENT) !== 0;
   }
 
   override get json(): string {
