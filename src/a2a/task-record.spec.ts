@@ -72,6 +72,22 @@ describe('TaskRecord', () => {
     expect(task.log.get(task.lastSeq)?.jsonFor('0.3')).toContain('"final":true');
   });
 
+  it('replays blocks of ASCII events and blocks holding other text exactly as delivered', () => {
+    const task = newTask(10_000);
+    const live = new Map<number, string>();
+    task.follow({ cursor: 1, push: (e) => live.set(e.seq, e.json), overrun: () => undefined });
+    for (let i = 0; i < 3_000; i++) {
+      // One stretch of frames with characters past ASCII (one block holds them), the rest plain.
+      const text = i >= 1_500 && i < 1_510 ? 'ünïcødé ✓ \u2028 \ud83d\ude00' : 'plain';
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i, text } });
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i, text } });
+      if (i === 1_000) task.narrate('half way: ✓');
+    }
+    task.complete('done ✓');
+    expect(live.size).toBe(task.lastSeq - 1);
+    for (const [seq, json] of live) expect(task.log.get(seq)?.json).toBe(json);
+  });
+
   it('packs its log when it settles, unless its store forgets it then (packWhenSettled: false): its events stay the objects it logged', () => {
     const make = (packWhenSettled?: boolean): { task: TaskRecord; logged: TaskEvent[] } => {
       const logged: TaskEvent[] = [];
