@@ -17,6 +17,7 @@ import {
 import { A2aService, type SendRequest } from './a2a.service';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { SendMessageRequestDto } from './dto/send-message.dto';
+import { isCommonSendMessageRequest } from './dto/send-message.shape';
 import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
 import { jsonRpcResult, type JsonRpcId, type TaskSseStream } from './sse-framing';
@@ -139,11 +140,15 @@ export class A2aJsonRpcController {
     throw methodNotFound(call.method, versionHint(call.method, ctx));
   }
 
-  private async sendRequest(call: JsonRpcCall, ctx: A2aCallContext): Promise<SendRequest> {
+  /**
+   * The send's params, checked, in the SDK's shape. A 1.0 send of the common shape (proved by the
+   * validation pipe's own hand check) is read at once: no promise on every send's path for it.
+   */
+  private sendRequest(call: JsonRpcCall, ctx: A2aCallContext): SendRequest | Promise<SendRequest> {
     this.messageLimits.transform(call.params);
-    return ctx.version === '1.0'
-      ? this.a2a.fromV1(await this.params(call, SendMessageRequestDto))
-      : this.a2a.fromV03(await this.params(call, MessageSendParamsV03Dto));
+    if (ctx.version !== '1.0') return this.params(call, MessageSendParamsV03Dto).then((dto) => this.a2a.fromV03(dto));
+    if (isCommonSendMessageRequest(call.params)) return this.a2a.fromV1(call.params as SendMessageRequestDto);
+    return this.params(call, SendMessageRequestDto).then((dto) => this.a2a.fromV1(dto));
   }
 
   /** `params` checked against the method's DTO; field errors are -32602 naming each field. */

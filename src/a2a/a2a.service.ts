@@ -95,7 +95,7 @@ export class A2aService {
    * The caller leaving before that cancels it (option `cancelOnDisconnect`).
    */
   async sendMessage(request: SendRequest, ctx: A2aCallContext, response: ServerResponse): Promise<Task> {
-    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    const claimed = await this.tasks.claim(request.message.taskId ? await this.refuseTaskId(request.message.taskId, ctx) : this.startInput(request, ctx));
     // A retry of a message already sent answers with its task, which runs once.
     const task = claimed.repeated ?? (await this.tasks.start(claimed.input));
     if (!request.configuration?.returnImmediately) {
@@ -120,7 +120,7 @@ export class A2aService {
     response: ServerResponse,
     lastEventId?: string,
   ): Promise<TaskStream> {
-    const claimed = await this.tasks.claim(await this.startInput(request, ctx));
+    const claimed = await this.tasks.claim(request.message.taskId ? await this.refuseTaskId(request.message.taskId, ctx) : this.startInput(request, ctx));
     if (claimed.repeated) {
       const task = claimed.repeated;
       let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
@@ -220,18 +220,24 @@ export class A2aService {
     else response.destroy();
   }
 
-  /** Checks a send request against the task it names and the output modes, and reads its text. */
-  private async startInput(request: SendRequest, ctx: A2aCallContext): Promise<StartTaskInput> {
+  /**
+   * A send naming a task is refused: that task takes no more messages (or it is not found).
+   * Apart from startInput, which is synchronous: most sends name no task, and each await on
+   * every send's path is a promise and a microtask more.
+   */
+  private async refuseTaskId(taskId: string, ctx: A2aCallContext): Promise<never> {
+    const existing = await this.require(taskId, ctx);
+    throw unsupportedOperation(
+      existing.isTerminal
+        ? `Task ${existing.id} is ${taskStateToJSON(existing.state)} and takes no more messages; send a new message with its contextId to continue the conversation`
+        : `Task ${existing.id} is still running and this agent takes no input mid-run`,
+      { taskId: existing.id },
+    );
+  }
+
+  /** Checks a send request naming no task against the output modes, and reads its text. */
+  private startInput(request: SendRequest, ctx: A2aCallContext): StartTaskInput {
     const { message } = request;
-    if (message.taskId) {
-      const existing = await this.require(message.taskId, ctx);
-      throw unsupportedOperation(
-        existing.isTerminal
-          ? `Task ${existing.id} is ${taskStateToJSON(existing.state)} and takes no more messages; send a new message with its contextId to continue the conversation`
-          : `Task ${existing.id} is still running and this agent takes no input mid-run`,
-        { taskId: existing.id },
-      );
-    }
     const accepted = request.configuration?.acceptedOutputModes ?? [];
     if (!acceptsOutput(accepted, this.config.card.defaultOutputModes)) {
       throw contentTypeNotSupported(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { TaskState, type Message } from '@a2a-js/sdk';
-import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context as otelContext, isSpanContextValid, trace, type Context, type Span } from '@opentelemetry/api';
 import { AgentBus, type SkillRequest } from '../runtime';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { withFields } from '../common/with-fields';
@@ -34,6 +34,12 @@ export interface StartTaskInput {
   traceContext?: Context;
 }
 
+/** An input as a task may hold it, and the conversation it joins. */
+interface Admission {
+  admitted: StartTaskInput;
+  conversation: Conversation;
+}
+
 /** A send is either a new message, to start, or a retry of one whose task is still kept. */
 export type ClaimedSend = { input: StartTaskInput; repeated?: undefined } | { repeated: TaskView };
 
@@ -44,6 +50,8 @@ const CLAIM_WAIT_MS = 2_000;
 const CLAIM_POLL_MS = 10;
 /** Waits for a claimed message's task at most; a claim whose task stayed missing over two waits outlived it. */
 const CLAIM_ROUNDS = 4;
+
+const TASK_SPAN_OPTIONS = { kind: SpanKind.INTERNAL };
 
 /** Counts for tests and operations; every one returns to its baseline once tasks end and streams close. */
 export interface A2aMetrics {
@@ -102,6 +110,8 @@ export class TaskService implements OnApplicationBootstrap {
   /** Redis mode: maxLiveTasks and maxLiveTasksPerCaller hold across every instance on the Redis. */
   private readonly liveLimits?: RedisLiveLimits;
   private readonly role: ToolstreamRole;
+  /** `invoke_agent <agent name>`, made once. */
+  private readonly taskSpanName: string;
 
   constructor(
     private readonly bus: AgentBus,
@@ -111,6 +121,7 @@ export class TaskService implements OnApplicationBootstrap {
     @Optional() @Inject(A2A_ROLE) role?: ToolstreamRole,
   ) {
     this.role = role ?? 'all';
+    this.taskSpanName = invokeAgentSpanName(config.card.name);
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
     if (store instanceof RedisTaskStore) {
@@ -246,9 +257,15 @@ export class TaskService implements OnApplicationBootstrap {
    * conversation has room: one caller's context holds at most `maxHistoryLength` tasks, each a
    * turn of the history handed to the agent.
    */
-  private async admit(input: StartTaskInput): Promise<{ admitted: StartTaskInput; conversation: Conversation }> {
+  private admit(input: StartTaskInput): Admission | Promise<Admission> {
     const contextId = input.message.contextId;
-    const conversation = contextId ? await this.store.conversation(contextId, input.caller) : { tasks: 0, turns: [] };
+    // A new conversation is admitted at once: no promise on the path of every send that names no context.
+    if (!contextId) return this.admitTo(input, { tasks: 0, turns: [] });
+    return this.store.conversation(contextId, input.caller).then((conversation) => this.admitTo(input, conversation));
+  }
+
+  private admitTo(input: StartTaskInput, conversation: Conversation): Admission {
+    const contextId = input.message.contextId;
     if (conversation.tasks >= this.config.maxHistoryLength) {
       throw invalidParams([
         {
@@ -291,7 +308,8 @@ export class TaskService implements OnApplicationBootstrap {
     }
     let task: TaskView | undefined;
     try {
-      const { admitted, conversation } = await this.admit(input);
+      const admission = this.admit(input);
+      const { admitted, conversation } = admission instanceof Promise ? await admission : admission;
       const created = await create(admitted, conversation);
       task = created.task;
       return withFields(created, { admitted, conversation });
@@ -330,7 +348,9 @@ export class TaskService implements OnApplicationBootstrap {
       this.countLive(input.caller, -1);
       endTaskSpan(span, task);
     });
-    return { task, runContext: trace.setSpan(parent, span) };
+    // A span that records nothing and carries no trace (no tracer, no caller trace) adds nothing
+    // to the context: the run gets the caller's, and no context (a Map copy) is made per task.
+    return { task, runContext: span.isRecording() || isSpanContextValid(span.spanContext()) ? trace.setSpan(parent, span) : parent };
   }
 
   /**
@@ -459,7 +479,7 @@ export class TaskService implements OnApplicationBootstrap {
 
   /** `invoke_agent <agent name>`: the whole task, from its creation to its terminal state. */
   private startTaskSpan(task: Pick<TaskView, 'id' | 'contextId'>, parent: Context): Span {
-    const span = toolstreamTracer().startSpan(invokeAgentSpanName(this.config.card.name), { kind: SpanKind.INTERNAL }, parent);
+    const span = toolstreamTracer().startSpan(this.taskSpanName, TASK_SPAN_OPTIONS, parent);
     if (span.isRecording()) {
       span.setAttribute(GEN_AI.operationName, GEN_AI_OPERATION.invokeAgent);
       span.setAttribute(GEN_AI.agentName, this.config.card.name);
