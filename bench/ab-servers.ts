@@ -11,25 +11,10 @@
  * the figures a lot on a shared machine: compare servers of one run, never runs.
  */
 import { loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
-import type { Target } from './lib/ipc';
+import { join } from 'node:path';
 import { LoadProcess, ServerProcess } from './lib/processes';
 import { spread } from './lib/stats';
-
-interface Variant {
-  label: string;
-  checkout?: string;
-  target: Target;
-  flags: string[];
-}
-
-function parseVariant(spec: string): Variant {
-  const [where, ...flags] = spec.trim().split(/\s+/);
-  const colon = where.lastIndexOf(':');
-  const checkout = colon > 0 ? resolve(where.slice(0, colon)) : undefined;
-  const target = (colon > 0 ? where.slice(colon + 1) : where) as Target;
-  return { label: spec, checkout, target, flags: flags.flatMap((f) => f.split(',')).filter(Boolean) };
-}
+import { parseVariant } from './server-variant';
 
 /** The checkout's own ServerProcess, so that its server runs its own sources. */
 function serverProcessOf(checkout: string | undefined): typeof ServerProcess {

@@ -19,27 +19,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Target } from './lib/ipc';
 import { LoadProcess, type ServerProcess } from './lib/processes';
 import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
 import { spread } from './lib/stats';
+import { parseVariant } from './server-variant';
 
 const MARK = 'used-server:';
-
-interface Variant {
-  label: string;
-  checkout?: string;
-  target: Target;
-  flags: string[];
-}
-
-function parseVariant(spec: string): Variant {
-  const [where, ...flags] = spec.trim().split(/\s+/);
-  const colon = where.lastIndexOf(':');
-  const checkout = colon > 0 ? resolve(where.slice(0, colon)) : undefined;
-  const target = (colon > 0 ? where.slice(colon + 1) : where) as Target;
-  return { label: spec, checkout, target, flags: flags.flatMap((f) => f.split(',')).filter(Boolean) };
-}
 
 /**
  * The checkout's own ServerProcess, running its servers compiled (as a full bench run does: a
