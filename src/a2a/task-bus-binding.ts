@@ -44,18 +44,22 @@ export class TaskBusBinding {
   }
 
   /**
-   * The task's four topics in one subscription; the caller ends it when the task settles. Plain
-   * subscriptions, not an operator chain: every frame of every task passes here.
+   * The task's four topics in one subscription; the caller ends it when the task settles. One
+   * bus call, no operator chain: every frame of every task passes here, and every task binds.
    */
   bind(taskId: string, writer: TaskWriter): Subscription {
     this.bound += 1;
     const answer = { scrub: this.content.textStream() };
-    const subscription = new Subscription(() => (this.bound -= 1));
-    subscription.add(this.bus.topic$('progress', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'progress', payload })));
-    subscription.add(this.bus.topic$('toolframe', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'toolframe', payload })));
-    subscription.add(this.bus.topic$('answer', taskId).subscribe((payload) => this.applyAnswer(taskId, writer, answer, payload)));
-    subscription.add(this.bus.topic$('reply', taskId).subscribe((payload) => this.apply(taskId, writer, { kind: 'reply', payload })));
-    return subscription;
+    const stop = this.bus.listenTask(taskId, {
+      progress: (payload) => this.apply(taskId, writer, { kind: 'progress', payload }),
+      toolframe: (payload) => this.apply(taskId, writer, { kind: 'toolframe', payload }),
+      answer: (payload) => this.applyAnswer(taskId, writer, answer, payload),
+      reply: (payload) => this.apply(taskId, writer, { kind: 'reply', payload }),
+    });
+    return new Subscription(() => {
+      this.bound -= 1;
+      stop();
+    });
   }
 
   private apply(taskId: string, writer: TaskWriter, message: TopicMessage): void {

@@ -1,5 +1,8 @@
-import type { Observable } from 'rxjs';
+import { Subscription, type Observable } from 'rxjs';
 import type { SkillCancel, SkillRequest, TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
+
+/** One handler per task topic (see AgentBus.listenTask). */
+export type TaskTopicHandlers = { [K in TaskTopicKind]: (payload: TaskTopicPayloads[K]) => void };
 
 /**
  * The seam between the A2A front and the agent workers. The default implementation rides
@@ -19,6 +22,21 @@ export abstract class AgentBus {
   abstract publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void;
   /** Adds exactly one listener on subscribe and removes it on unsubscribe. */
   abstract topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]>;
+
+  /**
+   * Hands a task's four topics to their handlers until the returned function is called: one
+   * listener per topic, as topic$ adds. This default subscribes to each topic$; a transport may
+   * override it to listen without an Observable and RxJS subscriber per topic, as the default bus
+   * does (a task binds its topics once, and those objects were most of what binding cost).
+   */
+  listenTask(correlationId: string, handlers: TaskTopicHandlers): () => void {
+    const subscription = new Subscription();
+    subscription.add(this.topic$('progress', correlationId).subscribe(handlers.progress));
+    subscription.add(this.topic$('toolframe', correlationId).subscribe(handlers.toolframe));
+    subscription.add(this.topic$('answer', correlationId).subscribe(handlers.answer));
+    subscription.add(this.topic$('reply', correlationId).subscribe(handlers.reply));
+    return () => subscription.unsubscribe();
+  }
 
   /** Live listeners on the bus (all topics), for leak checks and metrics. */
   abstract listenerCount(): number;

@@ -113,6 +113,31 @@ describe('EventEmitterAgentBus', () => {
       expect(emitter.listenerCount()).toBe(baseline);
     });
 
+    it('listenTask adds one listener per task topic, delivers each to its handler, and removes them', () => {
+      const { bus, emitter } = make();
+      const baseline = bus.listenerCount();
+      const got: string[] = [];
+      const stop = bus.listenTask('lt', {
+        progress: (p) => got.push(`progress:${p.text}`),
+        toolframe: (p) => got.push(`toolframe:${p.frame.toolCallId}`),
+        answer: (p) => got.push(`answer:${p.text}`),
+        reply: (p) => got.push(`reply:${p.status}`),
+      });
+      expect(bus.listenerCount()).toBe(baseline + 4);
+      for (const kind of ['progress', 'toolframe', 'answer', 'reply']) expect(emitter.listenerCount(`agent.skill.${kind}.lt`)).toBe(1);
+      bus.publish('progress', 'lt', { text: 'p', step: 0 });
+      bus.publish('toolframe', 'lt', { frame: { toolCallId: 'c1', name: 'n', phase: 'started' } } as never);
+      bus.publish('answer', 'lt', { text: 'a', append: true, last: true });
+      bus.publish('reply', 'lt', { status: 'completed', text: 'done' });
+      bus.publish('reply', 'other', { status: 'completed', text: 'not mine' });
+      expect(got).toEqual(['progress:p', 'toolframe:c1', 'answer:a', 'reply:completed']);
+      stop();
+      stop();
+      expect(bus.listenerCount()).toBe(baseline);
+      bus.publish('progress', 'lt', { text: 'late', step: 1 });
+      expect(got).toHaveLength(4);
+    });
+
     it('removeAllListeners(topic) removes them, and their unsubscribe after it changes nothing', async () => {
       const { bus, emitter } = make();
       const topic = 'agent.skill.progress.gone';

@@ -4,11 +4,18 @@ import { taskTopic, type TaskTopicKind } from './runtime.topics';
 const TASK_TOPIC_PREFIX = 'agent.skill.';
 const TASK_TOPIC_KINDS: ReadonlySet<string> = new Set<TaskTopicKind>(['progress', 'toolframe', 'answer', 'reply']);
 
-/** One task's bus subscribers, by topic kind, and each kind's topic name (made once, reused by every publish). */
-class TaskTopicListeners {
+type ByKind<T> = Record<TaskTopicKind, T | undefined>;
+
+/**
+ * One task's bus subscribers, by topic kind, and each kind's topic name (made once, reused by
+ * every publish). A kind's list is replaced, never changed, so a delivery can go through the one
+ * it read without a copy; each is exactly as long as it needs to be (these live as long as the
+ * task, so the young generation copies and promotes them).
+ */
+export class TaskTopicListeners {
   count = 0;
-  readonly names: Partial<Record<TaskTopicKind, string>> = {};
-  readonly lists: Partial<Record<TaskTopicKind, ListenerFn[]>> = {};
+  readonly names: ByKind<string> = { progress: undefined, toolframe: undefined, answer: undefined, reply: undefined };
+  readonly lists: ByKind<readonly ListenerFn[]> = { progress: undefined, toolframe: undefined, answer: undefined, reply: undefined };
 }
 
 /**
@@ -32,17 +39,17 @@ export class RuntimeEmitter extends EventEmitter2 {
     let task = this.tasks.get(correlationId);
     if (!task) this.tasks.set(correlationId, (task = new TaskTopicListeners()));
     task.names[kind] ??= taskTopic(kind, correlationId);
-    (task.lists[kind] ??= []).push(listener);
+    const list = task.lists[kind];
+    task.lists[kind] = list ? [...list, listener] : [listener];
     task.count += 1;
     this.taskListenerCount += 1;
     const added = task;
     return () => this.offTaskTopic(kind, correlationId, added, listener);
   }
 
-  /** The task topic's name while someone listens to it here (else undefined), and its listeners (the live list). */
-  taskTopicListeners(kind: TaskTopicKind, correlationId: string): { name: string | undefined; listeners: readonly ListenerFn[] | undefined } {
-    const task = this.tasks.get(correlationId);
-    return { name: task?.names[kind], listeners: task?.lists[kind] };
+  /** The task's topic names and listeners while someone listens to one of its topics here (read-only). */
+  taskTopicListeners(correlationId: string): Readonly<TaskTopicListeners> | undefined {
+    return this.tasks.get(correlationId);
   }
 
   /** The topic's listeners added with on() (EventEmitter2's own; the live list): what `listeners` shows besides the task topics' subscribers. */
@@ -52,13 +59,13 @@ export class RuntimeEmitter extends EventEmitter2 {
 
   override emit(event: EventName | EventNamespace, ...values: unknown[]): boolean {
     const own = this.ownListeners(event);
-    if (own) for (const listener of own.length === 1 ? own : own.slice()) listener.apply(this, values);
+    if (own) for (const listener of own) listener.apply(this, values);
     return super.emit(event, ...values) || own !== undefined;
   }
 
   override emitAsync(event: EventName | EventNamespace, ...values: unknown[]): Promise<unknown[]> {
     const own = this.ownListeners(event);
-    const ownResults = own ? own.slice().map((listener) => listener.apply(this, values) as unknown) : [];
+    const ownResults = own ? own.map((listener) => listener.apply(this, values) as unknown) : [];
     return Promise.all([Promise.all(ownResults), super.emitAsync(event, ...values)]).then(([mine, theirs]) => [...mine, ...theirs]);
   }
 
@@ -104,7 +111,7 @@ export class RuntimeEmitter extends EventEmitter2 {
       const topic = parseTaskTopic(event);
       const task = topic && this.tasks.get(topic.correlationId);
       const list = task && task.lists[topic.kind];
-      if (task && list) for (const listener of list.slice()) this.offTaskTopic(topic.kind, topic.correlationId, task, listener);
+      if (task && list) for (const listener of list) this.offTaskTopic(topic.kind, topic.correlationId, task, listener);
     }
     return super.removeAllListeners(event);
   }
@@ -114,15 +121,14 @@ export class RuntimeEmitter extends EventEmitter2 {
     const at = list ? list.lastIndexOf(listener) : -1;
     // Removed already (removeAllListeners, or a second call).
     if (!list || at < 0 || this.tasks.get(correlationId) !== task) return;
-    if (list.length === 1) task.lists[kind] = undefined;
-    else list.splice(at, 1);
+    task.lists[kind] = list.length === 1 ? undefined : [...list.slice(0, at), ...list.slice(at + 1)];
     task.count -= 1;
     this.taskListenerCount -= 1;
     if (task.count === 0) this.tasks.delete(correlationId);
   }
 
   /** The bus subscribers of `event` when it is a task topic someone listens to here. */
-  private ownListeners(event: EventName | EventNamespace | undefined): ListenerFn[] | undefined {
+  private ownListeners(event: EventName | EventNamespace | undefined): readonly ListenerFn[] | undefined {
     if (this.taskListenerCount === 0) return undefined;
     const topic = parseTaskTopic(event);
     return topic && this.tasks.get(topic.correlationId)?.lists[topic.kind];
