@@ -7,8 +7,6 @@ import type { AgentBus, TaskTopicPayloads } from '../runtime';
 import type { TaskContentGuard } from './limits/task-content-guard';
 import type { TaskWriter } from './store/task-store';
 
-type TopicMessage = { [K in keyof TaskTopicPayloads]: { kind: K; payload: TaskTopicPayloads[K] } }[keyof TaskTopicPayloads];
-
 /** Bus topic subscriptions a bound task holds: progress, toolframe, answer, reply. */
 export const TOPICS_PER_TASK = 4;
 
@@ -51,10 +49,10 @@ export class TaskBusBinding {
     this.bound += 1;
     const answer = { scrub: this.content.textStream() };
     const stop = this.bus.listenTask(taskId, {
-      progress: (payload) => this.apply(taskId, writer, { kind: 'progress', payload }),
-      toolframe: (payload) => this.apply(taskId, writer, { kind: 'toolframe', payload }),
+      progress: (payload) => this.applyProgress(taskId, writer, payload),
+      toolframe: (payload) => this.applyToolFrame(taskId, writer, payload),
       answer: (payload) => this.applyAnswer(taskId, writer, answer, payload),
-      reply: (payload) => this.apply(taskId, writer, { kind: 'reply', payload }),
+      reply: (payload) => this.applyReply(taskId, writer, payload),
     });
     return new Subscription(() => {
       this.bound -= 1;
@@ -62,28 +60,21 @@ export class TaskBusBinding {
     });
   }
 
-  private apply(taskId: string, writer: TaskWriter, message: TopicMessage): void {
-    switch (message.kind) {
-      case 'progress': {
-        const text = (message.payload as { text?: unknown } | undefined)?.text;
-        if (typeof text === 'string' && text.length > 0) writer.narrate(this.content.narration(text));
-        else this.logger.warn(`task ${taskId}: a progress payload without text was ignored`);
-        return;
-      }
-      case 'toolframe': {
-        const checked = validateToolCallFrame((message.payload as { frame?: unknown } | undefined)?.frame);
-        if (checked.ok) {
-          this.accepted += 1;
-          writer.toolFrame(this.content.frame(checked.frame));
-        } else {
-          this.rejected += 1;
-          this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked.reason}`);
-        }
-        return;
-      }
-      case 'reply':
-        this.applyReply(taskId, writer, message.payload);
-        return;
+  private applyProgress(taskId: string, writer: TaskWriter, payload: unknown): void {
+    const text = (payload as { text?: unknown } | undefined)?.text;
+    if (typeof text === 'string' && text.length > 0) writer.narrate(this.content.narration(text));
+    else this.logger.warn(`task ${taskId}: a progress payload without text was ignored`);
+  }
+
+  /** Every frame of every task: one call per topic, no message object around the payload. */
+  private applyToolFrame(taskId: string, writer: TaskWriter, payload: unknown): void {
+    const checked = validateToolCallFrame((payload as { frame?: unknown } | undefined)?.frame);
+    if (checked.ok) {
+      this.accepted += 1;
+      writer.toolFrame(this.content.frame(checked.frame));
+    } else {
+      this.rejected += 1;
+      this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked.reason}`);
     }
   }
 
