@@ -153,7 +153,8 @@ describe('graceful shutdown of the built server (e2e)', () => {
     expect(events.find((d) => d.includes('"phase":"completed"'))).toContain('"waitedMs":1500');
     expect(events[events.length - 1]).toContain('TASK_STATE_COMPLETED');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    expect(server.output()).toContain('drained: 1 finished, 0 cancelled');
+    // As above: a request sent before the signal landed may have started (and finished) a task of its own.
+    expect(server.output()).toMatch(/drained: [1-9]\d* finished, 0 cancelled/);
   });
 
   it('SIGTERM: every stream of every binding and version, starting or resuming, ends with the cancelled frame and CANCELED status', async () => {
