@@ -34,6 +34,9 @@ export interface EventPacking<T> {
   pack(events: readonly T[], firstSeq: number): EventBlock<T>;
 }
 
+/** The blocks of a log that has packed none: one frozen array for all of them. */
+const NO_BLOCKS = Object.freeze([]) as unknown as never[];
+
 /**
  * A task's ordered event log: sequence numbers start at 1 and grow by one per event. It keeps
  * the newest `capacity` events, and beyond them those a reader still needs (`keepAfter`), up to
@@ -43,8 +46,8 @@ export interface EventPacking<T> {
  * blocks, and all of them once `pack()` is called (e.g. when the task ends).
  */
 export class EventLog<T> {
-  /** Packed events, oldest first, all older than `tail`'s. */
-  private blocks: (EventBlock<T> | undefined)[] = [];
+  /** Packed events, oldest first, all older than `tail`'s (NO_BLOCKS until the first block: most tasks' logs never pack one). */
+  private blocks: (EventBlock<T> | undefined)[] = NO_BLOCKS;
   /** Index in `blocks` of the oldest block still (partly) retained. */
   private blockStart = 0;
   /** Events not packed, oldest first; `tail[tailStart]` is numbered `tailFirst`. */
@@ -161,6 +164,7 @@ export class EventLog<T> {
     count -= skip;
     if (!this.packing || count <= 0) return;
     const at = this.tailStart + skip;
+    if (this.blocks === NO_BLOCKS) this.blocks = [];
     this.blocks.push(this.packing.pack(this.tail.slice(at, at + count) as T[], from));
     this.tail = this.tail.slice(at + count);
     this.tailStart = 0;

@@ -72,6 +72,38 @@ describe('TaskRecord', () => {
     expect(task.log.get(task.lastSeq)?.jsonFor('0.3')).toContain('"final":true');
   });
 
+  it('is followed and held again after its last follower and hold left (each starts where it says)', () => {
+    const task = newTask(4);
+    const first = collector(0);
+    const stop = task.follow(first);
+    const release = task.hold(task.lastSeq);
+    task.narrate('one');
+    stop();
+    release();
+    expect(task.listenerCount).toBe(0);
+    expect(first.events.map((e) => e.seq)).toEqual([1, 2]);
+    // A hold taken again keeps what comes after it past the capacity of 4.
+    const releaseAgain = task.hold(task.lastSeq);
+    for (let i = 0; i < 6; i++) task.narrate(`more ${i}`);
+    const second = collector(2);
+    const stopAgain = task.follow(second);
+    expect(task.listenerCount).toBe(1);
+    task.complete('done');
+    expect(second.events.map((e) => e.seq)).toEqual([3, 4, 5, 6, 7, 8, 9, 10]);
+    stopAgain();
+    releaseAgain();
+    expect(task.listenerCount).toBe(0);
+    // Once released, the log is back to its capacity.
+    expect(task.log.size).toBe(4);
+    const late = collector(task.lastSeq - 2);
+    task.follow(late);
+    expect(late.events.map((e) => e.seq)).toEqual([9, 10]);
+    // Its messages' and answer's empty lists serialise as empty lists.
+    const snapshot = task.snapshot();
+    expect(snapshot.history[1]).toMatchObject({ extensions: [], referenceTaskIds: [] });
+    expect(snapshot.artifacts[0].extensions).toEqual([]);
+  });
+
   it('replays blocks of ASCII events and blocks holding other text exactly as delivered', () => {
     const task = newTask(10_000);
     const live = new Map<number, string>();

@@ -32,8 +32,18 @@ export function textPart(text: string): Part {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' };
 }
 
+/**
+ * The empty list every artifact and message this record builds holds (extensions, referenced
+ * tasks): one frozen array instead of two per message a finished task keeps (10,000 kept by
+ * default), each an object the major GC marks.
+ */
+const NO_STRINGS = Object.freeze([]) as unknown as string[];
+
+/** The listeners of a task nobody follows: replaced by a Set of its own on the first follow. */
+const NO_LISTENERS: ReadonlySet<TaskListener> = new Set<TaskListener>();
+
 function answerArtifact(text: string): Artifact {
-  return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
+  return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: NO_STRINGS };
 }
 
 /** Someone following a task's events from a sequence number on. */
@@ -154,7 +164,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   private readonly packWhenSettled: boolean;
-  private readonly listeners = new Set<TaskListener>();
+  /** Its followers; NO_LISTENERS while it has none (a finished task kept for replay does not keep an empty Set). */
+  private listeners = NO_LISTENERS as Set<TaskListener>;
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
   private onSettled?: (() => void)[];
@@ -354,9 +365,15 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (!this.log.retainsAfter(listener.cursor)) {
       throw new Error(`task ${this.id} no longer holds the events after ${listener.cursor}`);
     }
+    if (this.listeners === NO_LISTENERS) this.listeners = new Set();
     this.listeners.add(listener);
     this.pump(listener);
-    return () => this.listeners.delete(listener);
+    return () => this.unfollow(listener);
+  }
+
+  private unfollow(listener: TaskListener): void {
+    this.listeners.delete(listener);
+    if (this.listeners.size === 0) this.listeners = NO_LISTENERS as Set<TaskListener>;
   }
 
   /**
@@ -368,7 +385,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     const hold = { cursor };
     (this.holds ??= new Set()).add(hold);
     return () => {
-      if (this.holds?.delete(hold)) this.trim();
+      if (!this.holds?.delete(hold)) return;
+      if (this.holds.size === 0) this.holds = undefined;
+      this.trim();
     };
   }
 
@@ -420,8 +439,8 @@ export class TaskRecord implements TaskView, TaskWriter {
       role: Role.ROLE_AGENT,
       parts: [textPart(text)],
       metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
+      extensions: NO_STRINGS,
+      referenceTaskIds: NO_STRINGS,
     };
   }
 
@@ -513,7 +532,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private dropOverrun(): void {
     for (const listener of this.listeners) {
       if (this.log.retainsAfter(listener.cursor)) continue;
-      this.listeners.delete(listener);
+      this.unfollow(listener);
       listener.overrun();
     }
   }
