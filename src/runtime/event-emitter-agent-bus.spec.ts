@@ -138,6 +138,27 @@ describe('EventEmitterAgentBus', () => {
       expect(got).toHaveLength(4);
     });
 
+    it.each(['off', 'removeListener'] as const)('%s(topic, listener) removes a subscriber as it removes any listener', (method) => {
+      const { bus, emitter } = make();
+      const topic = 'agent.skill.toolframe.one-off';
+      const baseline = emitter.listenerCount();
+      const got: string[] = [];
+      const stop = bus.listenTask('one-off', {
+        progress: () => undefined,
+        toolframe: (p) => got.push(p.frame.toolCallId),
+        answer: () => undefined,
+        reply: () => undefined,
+      });
+      const [subscriber] = emitter.listeners(topic);
+      emitter[method](topic, subscriber);
+      expect(emitter.listenerCount(topic)).toBe(0);
+      expect(emitter.listenerCount()).toBe(baseline + 3);
+      bus.publish('toolframe', 'one-off', { frame: { toolCallId: 'late', name: 'n', phase: 'started' } } as never);
+      expect(got).toEqual([]);
+      stop();
+      expect(emitter.listenerCount()).toBe(baseline);
+    });
+
     it('removeAllListeners(topic) removes them, and their unsubscribe after it changes nothing', async () => {
       const { bus, emitter } = make();
       const topic = 'agent.skill.progress.gone';

@@ -103,6 +103,17 @@ export class RuntimeEmitter extends EventEmitter2 {
     return names;
   }
 
+  /** Removes the listener as EventEmitter2 does, a bus subscriber of a task topic too (as it would be one of its listeners). */
+  override off(event: EventName | EventNamespace, listener: ListenerFn): this {
+    this.offTaskTopicListener(event, listener);
+    return super.off(event, listener);
+  }
+
+  // EventEmitter2's removeListener is its `off` function itself, not a call to `this.off`.
+  override removeListener(event: EventName | EventNamespace, listener: ListenerFn): this {
+    return this.off(event, listener);
+  }
+
   override removeAllListeners(event?: EventName | EventNamespace): this {
     if (event === undefined) {
       this.tasks.clear();
@@ -125,6 +136,12 @@ export class RuntimeEmitter extends EventEmitter2 {
     task.count -= 1;
     this.taskListenerCount -= 1;
     if (task.count === 0) this.tasks.delete(correlationId);
+  }
+
+  private offTaskTopicListener(event: EventName | EventNamespace, listener: ListenerFn): void {
+    const topic = this.taskListenerCount > 0 ? parseTaskTopic(event) : undefined;
+    const task = topic && this.tasks.get(topic.correlationId);
+    if (task) this.offTaskTopic(topic.kind, topic.correlationId, task, listener);
   }
 
   /** The bus subscribers of `event` when it is a task topic someone listens to here. */
