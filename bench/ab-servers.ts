@@ -11,18 +11,9 @@
  * the figures a lot on a shared machine: compare servers of one run, never runs.
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
-import { LoadProcess, ServerProcess } from './lib/processes';
+import { LoadProcess, type ServerProcess } from './lib/processes';
 import { spread } from './lib/stats';
-import { parseVariant } from './server-variant';
-
-/** The checkout's own ServerProcess, so that its server runs its own sources. */
-function serverProcessOf(checkout: string | undefined): typeof ServerProcess {
-  if (!checkout) return ServerProcess;
-  // The checkout is named on the command line, so its module can only be loaded by path at run time.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require(join(checkout, 'bench', 'lib', 'processes')) as typeof import('./lib/processes')).ServerProcess;
-}
+import { parseVariant, serverProcessOf } from './server-variant';
 
 async function main(): Promise<void> {
   const [rounds, toolCalls, streams] = process.argv.slice(2, 5).map(Number);

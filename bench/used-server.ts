@@ -19,32 +19,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { LoadProcess, type ServerProcess } from './lib/processes';
+import { LoadProcess } from './lib/processes';
 import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
 import { spread } from './lib/stats';
-import { parseVariant } from './server-variant';
+import { parseVariant, serverProcessOf } from './server-variant';
 
 const MARK = 'used-server:';
-
-/**
- * The checkout's own ServerProcess, running its servers compiled (as a full bench run does: a
- * server loaded through ts-node also holds the TypeScript compiler, tens of MiB that every
- * mark-compact marks).
- */
-function serverProcessOf(checkout: string | undefined): typeof ServerProcess {
-  // The checkout is named on the command line, so its modules can only be loaded by path at run time.
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const lib = join(checkout ?? join(__dirname, '..'), 'bench', 'lib');
-  const processes = require(join(lib, 'processes')) as typeof import('./lib/processes');
-  const compile = require(join(lib, 'compile-children')) as typeof import('./lib/compile-children');
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  if (!compiled.has(lib)) {
-    processes.useCompiledChildren(compile.compileChildren());
-    compiled.add(lib);
-  }
-  return processes.ServerProcess;
-}
-const compiled = new Set<string>();
 
 function option(args: string[], name: string, fallback: string): string {
   return args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -167,7 +147,7 @@ async function child(args: string[]): Promise<void> {
   const profileDir = option(args, 'profile', '');
   const curve = option(args, 'curve', '100,1000,3000,10000').split(',').filter(Boolean).map(Number);
   if (!(rounds > 0 && toolCalls > 0 && reps > 0) || variants.length === 0) throw new Error('usage: see the head of bench/used-server.ts');
-  for (const v of variants) serverProcessOf(v.checkout);
+  for (const v of variants) serverProcessOf(v.checkout, true);
   const load = await LoadProcess.start();
   const pairs = variants.flatMap((variant) => states.map((state) => ({ variant, state })));
   try {
@@ -179,7 +159,7 @@ async function child(args: string[]): Promise<void> {
         // the curve server does while the other servers take their turn.
         const idle = state.endsWith('+idle') ? (): Promise<void> => new Promise((done) => setTimeout(done, idleMs)) : (): Promise<void> => Promise.resolve();
         const history = state.replace(/\+idle$/, '');
-        const server = await serverProcessOf(variant.checkout).start(variant.target, {}, ['--trace-gc-nvp', ...variant.flags]);
+        const server = await serverProcessOf(variant.checkout, true).start(variant.target, {}, ['--trace-gc-nvp', ...variant.flags]);
         try {
           const run = async (streams: number, calls: number): Promise<void> => {
             const r = await load.run({ url: server.url, streams, maxOpen: 1, scenario: { toolCalls: calls, intervalMs: 0, idle: false }, timeLimitMs: 180_000 });
