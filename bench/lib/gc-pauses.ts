@@ -51,13 +51,19 @@ export interface GcDuringRun extends GcPauses {
   oldSpaceFreeBytesAtStart: number;
 }
 
+/** Pauses sorted, with their median and max (0 when there are none). */
+function pauseStats(pauses: number[]): { sorted: number[]; median: number; max: number } {
+  const sorted = [...pauses].sort((a, b) => a - b);
+  return { sorted, median: sorted[sorted.length >> 1] ?? 0, max: sorted[sorted.length - 1] ?? 0 };
+}
+
 /** Median and max of a run's scavenge pauses (ms), with their count and the old space's free MiB at its start: what results.json keeps. */
 export function gcFigures(gc: GcDuringRun): { scavenges: number; scavengeMedianMs: number; scavengeMaxMs: number; otherGcs: number; oldSpaceFreeMiBAtStart: number } {
-  const sorted = [...gc.scavenges].sort((a, b) => a - b);
+  const { sorted, median, max } = pauseStats(gc.scavenges);
   return {
     scavenges: sorted.length,
-    scavengeMedianMs: sorted[sorted.length >> 1] ?? 0,
-    scavengeMaxMs: sorted[sorted.length - 1] ?? 0,
+    scavengeMedianMs: median,
+    scavengeMaxMs: max,
     otherGcs: gc.others.length,
     oldSpaceFreeMiBAtStart: gc.oldSpaceFreeBytesAtStart / 2 ** 20,
   };
@@ -70,10 +76,10 @@ export function describeRunGc(gc: ReturnType<typeof gcFigures> | undefined): str
 
 /** Scavenges: count, median, max, over 5 ms, total; the other GCs: count, total (ms). */
 export function gcSummary({ scavenges, others }: GcPauses): string {
-  const sorted = [...scavenges].sort((a, b) => a - b);
+  const { sorted, median, max } = pauseStats(scavenges);
   const total = (pauses: number[]): string => pauses.reduce((sum, ms) => sum + ms, 0).toFixed(1);
   return (
-    `scavenges ${sorted.length} (median ${(sorted[sorted.length >> 1] ?? 0).toFixed(2)}, max ${(sorted[sorted.length - 1] ?? 0).toFixed(2)}, ` +
+    `scavenges ${sorted.length} (median ${median.toFixed(2)}, max ${max.toFixed(2)}, ` +
     `${sorted.filter((ms) => ms > 5).length} over 5 ms, ${total(sorted)} ms in all), other GCs ${others.length} (${total(others)} ms)`
   );
 }
