@@ -13,9 +13,12 @@ import { parseScenario, playScenario } from '../lib/scenario';
 export class BenchAgentExecutor extends AgentExecutor {
   run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent> {
     return new Observable<ExecutorEvent>((subscriber) => {
-      const abort = new AbortController();
+      // As the real executor: the runtime's controller when it lends it (one signal per run), else
+      // one of its own that follows the caller's signal.
+      const abort = options.controller ?? new AbortController();
+      const follows = abort.signal !== options.signal;
       const onAbort = (): void => abort.abort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (follows) options.signal?.addEventListener('abort', onAbort, { once: true });
       if (options.signal?.aborted) abort.abort();
       subscriber.next({ type: 'progress', text: 'thinking', step: 0 });
       const text = typeof input === 'string' ? input : String(input.at(-1)?.content ?? '');
@@ -34,7 +37,7 @@ export class BenchAgentExecutor extends AgentExecutor {
         },
       );
       return () => {
-        options.signal?.removeEventListener('abort', onAbort);
+        if (follows) options.signal?.removeEventListener('abort', onAbort);
         if (!ended) abort.abort();
       };
     });

@@ -42,7 +42,8 @@ function interruptText(value: unknown): string {
 }
 
 export class AgentRun {
-  private readonly controller = new AbortController();
+  /** Aborts the graph and its tools: the caller's controller of `options.signal` when it lends it (one signal per run). */
+  private readonly controller: AbortController;
   private readonly tracker: ToolFrameTracker;
   private readonly answer: AnswerStream;
   private ended = false;
@@ -62,6 +63,7 @@ export class AgentRun {
     private readonly subscriber: Subscriber<ExecutorEvent>,
     private readonly options: ExecutorRunOptions,
   ) {
+    this.controller = options.controller ?? new AbortController();
     this.tracker = new ToolFrameTracker(settings.hygiene);
     this.answer = new AnswerStream((event) => this.emit([event]), settings.answerChunking);
   }

@@ -415,6 +415,48 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it("hands a lent controller's signal to the graph (one signal per run) and aborts it when the run stops early", async () => {
+    const signals: AbortSignal[] = [];
+    const agent = {
+      stream: (_input: unknown, options: { signal: AbortSignal }) => {
+        signals.push(options.signal);
+        return Promise.resolve(
+          (async function* () {
+            yield ['values', { messages: [new HumanMessage('go')] }];
+            await sleep(signals.length === 1 ? 0 : 5_000, options.signal);
+            yield ['values', { messages: [new HumanMessage('go'), new AIMessage('done')] }];
+          })(),
+        );
+      },
+    };
+    const executor = new DeepAgentExecutor(agent, { agent });
+    const done = new AbortController();
+    const events = await runToEnd(executor.run('go', { correlationId: 'done', signal: done.signal, controller: done }));
+    expect(events.at(-1)?.event).toMatchObject({ type: 'reply', text: 'done' });
+    expect(signals[0]).toBe(done.signal);
+    expect(done.signal.aborted).toBe(false);
+    const stopped = new AbortController();
+    const rec = record(executor.run('go', { correlationId: 'stopped', signal: stopped.signal, controller: stopped }));
+    await eventually(() => signals.length === 2, 1000);
+    expect(signals[1]).toBe(stopped.signal);
+    rec.subscription.unsubscribe();
+    expect(stopped.signal.aborted).toBe(true);
+    expect(rec.events.map(({ event }) => event.type)).toEqual(['progress']);
+  });
+
+  it("closes open tools with 'cancelled' when the lent controller's signal aborts, and stops the tools", async () => {
+    const { tool: sleepy, aborted } = sleepyTool();
+    const executor = await scripted([{ toolCalls: [{ name: 'sleepy', args: { ms: 5000 }, id: 'long' }] }, { text: 'never' }], [sleepy]);
+    const controller = new AbortController();
+    const rec = record(executor.run('go', { correlationId: 't', signal: controller.signal, controller }));
+    await eventually(() => framesOf(rec.events).length === 1);
+    controller.abort(new Error('stop now'));
+    expect(rec.completed()).toBe(true);
+    expect(types(rec.events)).toEqual(['progress', 'progress', 'started:long', 'failed:long']);
+    expect(framesOf(rec.events).at(-1)?.error).toBe(CANCELLED);
+    await eventually(() => aborted.length === 1, 1000);
+  });
+
   it('completes at once, running nothing, when the signal is already aborted', async () => {
     const model = new ScriptedChatModel({ turns: [{ text: 'x' }] });
     const generate = jest.spyOn(model, '_generate');

@@ -23,9 +23,12 @@ class ScriptedExecutor extends AgentExecutor {
   readonly aborted = new Set<string>();
   readonly unsubscribed = new Set<string>();
   readonly inputs = new Map<string, ExecutorInput>();
+  readonly runOptions = new Map<string, ExecutorRunOptions>();
 
-  run(input: ExecutorInput, { correlationId, signal }: ExecutorRunOptions): Observable<ExecutorEvent> {
+  run(input: ExecutorInput, options: ExecutorRunOptions): Observable<ExecutorEvent> {
+    const { correlationId, signal } = options;
     this.inputs.set(correlationId, input);
+    this.runOptions.set(correlationId, options);
     return new Observable<ExecutorEvent>((sub) => {
       const open = new Map<string, string>();
       const steps = this.scripts.get(correlationId) ?? [];
@@ -269,6 +272,20 @@ describe('AgentRuntimeService', () => {
     expect(await other.done).toEqual({ status: 'completed', text: 'fine' });
     w.sub.unsubscribe();
     other.sub.unsubscribe();
+  });
+
+  it("lends the executor the run's controller (one signal per run), whose signal a cancel aborts", async () => {
+    executor.scripts.set('lent', [{ event: frame('t', 'slow_task', 'started') }, { after: 10_000, event: reply('late') }]);
+    const w = watch(bus, 'lent');
+    bus.publishRequest({ correlationId: 'lent', message: 'go' });
+    const options = executor.runOptions.get('lent');
+    expect(options?.controller).toBeInstanceOf(AbortController);
+    expect(options?.controller?.signal).toBe(options?.signal);
+    expect(options?.signal?.aborted).toBe(false);
+    bus.publishCancel({ correlationId: 'lent', reason: 'stop' });
+    expect(await w.done).toEqual({ status: 'cancelled', reason: 'stop' });
+    expect(options?.signal?.aborted).toBe(true);
+    w.sub.unsubscribe();
   });
 
   it('settles a cancelled run whose executor never completes, after the grace period', async () => {

@@ -137,7 +137,8 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const { correlationId } = run;
     let events;
     try {
-      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal, metadata: request.metadata });
+      // The executor may abort the run's controller itself (one signal per run, not one each).
+      events = this.executor.run(toExecutorInput(request), { correlationId, signal: run.abort.signal, controller: run.abort, metadata: request.metadata });
     } catch (err) {
       this.settle(run, { status: 'failed', error: errorMessage(err) });
       return;
