@@ -9,6 +9,11 @@
  * server in turn, rotating who goes first; it prints each server's CPU per frame and frames/s,
  * min / median / max over the rounds, with every round's CPU per frame. The load average moves
  * the figures a lot on a shared machine: compare servers of one run, never runs.
+ *
+ * `toolCalls` 0 is the empty task as the empty-task section measures it: the servers run
+ * compiled, each serves `--warm=N` uncounted empty tasks first (10,000 by default, as the full
+ * run's warm-up), then every round sends `streams` empty tasks one after another to each, and
+ * the figures are server CPU per task.
  */
 import { loadavg } from 'node:os';
 import { LoadProcess, type ServerProcess } from './lib/processes';
@@ -17,27 +22,34 @@ import { parseVariant, serverProcessOf } from './server-variant';
 
 async function main(): Promise<void> {
   const [rounds, toolCalls, streams] = process.argv.slice(2, 5).map(Number);
-  const variants = process.argv.slice(5).map(parseVariant);
-  if (!(rounds > 0 && toolCalls > 0 && streams > 0) || variants.length === 0) {
-    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>...');
+  const empty = toolCalls === 0;
+  const warm = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 10_000);
+  const variants = process.argv
+    .slice(5)
+    .filter((a) => !a.startsWith('--warm='))
+    .map(parseVariant);
+  if (!(rounds > 0 && toolCalls >= 0 && streams > 0) || variants.length === 0) {
+    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>... [--warm=N]');
   }
+  const unit = empty ? 'task' : 'frame';
   const load = await LoadProcess.start();
   const servers: ServerProcess[] = [];
   const cpu = variants.map((): number[] => []);
   const fps = variants.map((): number[] => []);
   try {
-    for (const v of variants) servers.push(await serverProcessOf(v.checkout).start(v.target, {}, v.flags));
+    for (const v of variants) servers.push(await serverProcessOf(v.checkout, empty).start(v.target, {}, v.flags));
     for (const server of servers) {
       await load.run({ url: server.url, streams: 20, maxOpen: 4, scenario: { toolCalls: 500, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
+      if (empty) await load.run({ url: server.url, streams: warm, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 600_000 });
     }
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < servers.length; k++) {
         const i = (k + round) % servers.length;
         const c0 = await servers[i].cpuUs();
-        const r = await load.run({ url: servers[i].url, streams, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
+        const r = await load.run({ url: servers[i].url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
         const used = (await servers[i].cpuUs()) - c0;
         if (r.completed !== streams) throw new Error(`${variants[i].label}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
-        cpu[i].push(used / r.frames);
+        cpu[i].push(used / (empty ? r.completed : r.frames));
         fps[i].push(r.framesPerSec);
       }
       console.log(`round ${round + 1} of ${rounds} done, load average ${loadavg()[0].toFixed(1)}`);
@@ -50,8 +62,9 @@ async function main(): Promise<void> {
     const c = spread(cpu[i]);
     const f = spread(fps[i]);
     console.log(
-      `${v.label}: server CPU per frame ${c.min.toFixed(1)} / ${c.median.toFixed(1)} / ${c.max.toFixed(1)} µs, ` +
-        `${f.min.toFixed(0)} / ${f.median.toFixed(0)} / ${f.max.toFixed(0)} frames/s (min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
+      `${v.label}: server CPU per ${unit} ${c.min.toFixed(1)} / ${c.median.toFixed(1)} / ${c.max.toFixed(1)} µs ` +
+        (empty ? '' : `, ${f.min.toFixed(0)} / ${f.median.toFixed(0)} / ${f.max.toFixed(0)} frames/s `) +
+        `(min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
     );
   });
 }
