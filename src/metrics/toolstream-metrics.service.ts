@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { TaskService, type A2aMetrics } from '../a2a';
 import { EXECUTOR_TOOLS } from '../executor';
 import { AgentRuntimeService, type ToolCallOutcome } from '../runtime';
+import { DurationHistogram, type DurationSeries } from './duration-histogram';
 import type { MetricsSettings } from './interfaces/metrics-module-options.interface';
 import { METRICS_SETTINGS } from './metrics.constants';
 import { ToolLabels } from './tool-labels';
@@ -17,8 +18,8 @@ const OUTCOMES: ToolCallOutcome['outcome'][] = ['completed', 'failed'];
 interface ToolSeries {
   labels: { tool: string; outcome: string };
   calls: number;
-  /** The histogram's child bound to this label set (prom-client's `labels()`), made once per series. */
-  duration: Histogram.Internal<'tool' | 'outcome'>;
+  /** The histogram's series of this label set, made once. */
+  duration: DurationSeries;
 }
 
 /**
@@ -36,7 +37,7 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private labels: ToolLabels;
   private subscription?: Subscription;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
-  private readonly toolDuration: Histogram<'tool' | 'outcome'>;
+  private readonly toolDuration: DurationHistogram;
   /** Each tool series, by tool label and outcome: its label set and its calls so far. */
   private readonly series = new Map<string, Record<ToolCallOutcome['outcome'], ToolSeries>>();
 
@@ -64,14 +65,14 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
         },
       }),
     );
+    // Observed once per tool call, in plain numbers (see DurationHistogram).
     this.toolDuration = this.own(
-      new Histogram({
-        name: 'toolstream_tool_call_duration_seconds',
-        help: 'Duration of tool calls, from the started frame to the completed or failed frame.',
-        labelNames: ['tool', 'outcome'],
-        buckets: settings.toolDurationBuckets,
+      new DurationHistogram(
+        'toolstream_tool_call_duration_seconds',
+        'Duration of tool calls, from the started frame to the completed or failed frame.',
+        settings.toolDurationBuckets,
         registers,
-      }),
+      ),
     );
     this.own(
       new Counter({
@@ -184,15 +185,14 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private addToolSeries(tool: string): Record<ToolCallOutcome['outcome'], ToolSeries> {
     const series = (outcome: ToolCallOutcome['outcome']): ToolSeries => {
       const labels = { tool, outcome };
-      this.toolDuration.zero(labels);
-      return { labels, calls: 0, duration: this.toolDuration.labels(labels) };
+      return { labels, calls: 0, duration: this.toolDuration.series(labels) };
     };
     const byOutcome = { completed: series('completed'), failed: series('failed') };
     this.series.set(tool, byOutcome);
     return byOutcome;
   }
 
-  private own<M extends Metric>(metric: M): M {
+  private own<M extends Metric | DurationHistogram>(metric: M): M {
     this.owned.push((metric as unknown as { name: string }).name);
     return metric;
   }

@@ -81,6 +81,20 @@ describe('EventEmitterAgentBus', () => {
     emitter.offAny(any);
   });
 
+  it('hands a task topic publish to an onAny listener when nothing else listens to the topic', () => {
+    const got: string[] = [];
+    const any = (topic: string | string[]): void => void got.push(String(topic));
+    emitter.onAny(any);
+    const s = bus.topic$('progress', 'only-any').subscribe((p) => got.push(p.text));
+    bus.publish('progress', 'only-any', { text: 'hello', step: 0 });
+    bus.publish('progress', 'nobody', { text: 'unheard', step: 0 });
+    expect(got).toEqual(['hello', 'agent.skill.progress.only-any', 'agent.skill.progress.nobody']);
+    s.unsubscribe();
+    emitter.offAny(any);
+    bus.publish('progress', 'nobody', { text: 'unheard', step: 0 });
+    expect(got).toHaveLength(3);
+  });
+
   describe.each([
     ['RuntimeModule’s emitter', () => ({ bus, emitter })],
     ['a plain EventEmitter2', () => { const plain = new EventEmitter2({ wildcard: false }); return { bus: new EventEmitterAgentBus(plain), emitter: plain }; }],

@@ -109,6 +109,9 @@ export class EventEmitterAgentBus extends AgentBus {
    */
   private deliver(topic: string, payload: unknown, own?: readonly ListenerFn[]): void {
     if (own) this.callEach(topic, own, payload, false);
+    // Nobody else listens (on a RuntimeEmitter, the common case): no listener lists read and
+    // copied per publish.
+    if (this.taskTopicsHere && !this.taskTopicsHere.hasListenersBesideTaskTopics(topic)) return;
     this.callEach(topic, this.taskTopicsHere ? this.taskTopicsHere.listenersBesideTaskTopics(topic) : this.emitter.listeners(topic), payload);
     for (const any of this.emitter.listenersAny()) {
       try {

@@ -57,6 +57,11 @@ export class RuntimeEmitter extends EventEmitter2 {
     return super.listeners(event);
   }
 
+  /** Whether anything besides the task topics' subscribers hears `event`: a listener added with on() or onAny(). */
+  hasListenersBesideTaskTopics(event: string): boolean {
+    return super.hasListeners(event).valueOf();
+  }
+
   override emit(event: EventName | EventNamespace, ...values: unknown[]): boolean {
     const own = this.ownListeners(event);
     if (own) for (const listener of own) listener.apply(this, values);
