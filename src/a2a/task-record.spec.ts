@@ -405,6 +405,34 @@ describe('TaskRecord', () => {
       expect(other.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     });
 
+    it('hands an event to no follower stopped during its delivery, and to one started then exactly once', () => {
+      const task = newTask();
+      const late = collector(0);
+      const stopped = collector(0);
+      let stopOther: () => void = () => undefined;
+      const first: TaskListener = {
+        cursor: 0,
+        push: (e) => {
+          if (e.seq !== 2) return;
+          stopOther();
+          task.follow(late);
+        },
+        overrun: () => undefined,
+      };
+      task.follow(first);
+      stopOther = task.follow(stopped);
+      task.narrate('one');
+      task.narrate('two');
+      expect(stopped.events.map((e) => e.seq)).toEqual([1]);
+      expect(late.events.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(task.listenerCount).toBe(2);
+      // Following twice is following once.
+      task.follow(late);
+      task.narrate('three');
+      expect(late.events.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect(task.listenerCount).toBe(2);
+    });
+
     it('leaves events in the log while a listener is not ready, and hands them over on resume', () => {
       const task = newTask();
       let ready = false;

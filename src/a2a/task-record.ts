@@ -39,8 +39,8 @@ export function textPart(text: string): Part {
  */
 const NO_STRINGS = Object.freeze([]) as unknown as string[];
 
-/** The listeners of a task nobody follows: replaced by a Set of its own on the first follow. */
-const NO_LISTENERS: ReadonlySet<TaskListener> = new Set<TaskListener>();
+/** The followers of a task nobody follows (one frozen list for all of them). */
+const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
 
 function answerArtifact(text: string): Artifact {
   return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: NO_STRINGS };
@@ -164,8 +164,11 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   private readonly packWhenSettled: boolean;
-  /** Its followers; NO_LISTENERS while it has none (a finished task kept for replay does not keep an empty Set). */
-  private listeners = NO_LISTENERS as Set<TaskListener>;
+  /**
+   * Its followers (usually one), in a list replaced rather than changed: every event goes through
+   * it, and walking a Set made an iterator and its results per event. NO_FOLLOWERS while it has none.
+   */
+  private followers = NO_FOLLOWERS;
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
   private onSettled?: (() => void)[];
@@ -231,7 +234,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   get listenerCount(): number {
-    return this.listeners.size;
+    return this.followers.length;
   }
 
   get lastSeq(): number {
@@ -365,15 +368,15 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (!this.log.retainsAfter(listener.cursor)) {
       throw new Error(`task ${this.id} no longer holds the events after ${listener.cursor}`);
     }
-    if (this.listeners === NO_LISTENERS) this.listeners = new Set();
-    this.listeners.add(listener);
+    if (!this.followers.includes(listener)) this.followers = [...this.followers, listener];
     this.pump(listener);
     return () => this.unfollow(listener);
   }
 
   private unfollow(listener: TaskListener): void {
-    this.listeners.delete(listener);
-    if (this.listeners.size === 0) this.listeners = NO_LISTENERS as Set<TaskListener>;
+    const followers = this.followers;
+    if (!followers.includes(listener)) return;
+    this.followers = followers.length === 1 ? NO_FOLLOWERS : followers.filter((follower) => follower !== listener);
   }
 
   /**
@@ -393,7 +396,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Hands a paused listener the events it has not had yet (see TaskListener.ready). */
   resume(listener: TaskListener): void {
-    if (!this.listeners.has(listener)) return;
+    if (!this.followers.includes(listener)) return;
     this.pump(listener);
     this.trim();
   }
@@ -402,7 +405,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private keepAfter(): number {
     let min = Number.POSITIVE_INFINITY;
     if (this.holds) for (const hold of this.holds) min = Math.min(min, hold.cursor);
-    for (const listener of this.listeners) min = Math.min(min, listener.cursor);
+    for (const listener of this.followers) min = Math.min(min, listener.cursor);
     return min;
   }
 
@@ -530,7 +533,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Drops the listeners whose next events the cap took away (more than twice the cap behind). */
   private dropOverrun(): void {
-    for (const listener of this.listeners) {
+    for (const listener of this.followers) {
       if (this.log.retainsAfter(listener.cursor)) continue;
       this.unfollow(listener);
       listener.overrun();
@@ -545,7 +548,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.onEvent?.(event, this);
     // A listener can only have fallen out of the log if events left it.
     if (this.log.firstSeq !== first) this.dropOverrun();
-    for (const listener of this.listeners) this.pump(listener);
+    // The list as it is now: one a push adds was pumped by follow(), one it drops stops in pump().
+    const followers = this.followers;
+    for (let i = 0; i < followers.length; i++) this.pump(followers[i]);
   }
 
   /**
@@ -566,7 +571,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (PUMPING.includes(listener)) return;
     PUMPING.push(listener);
     try {
-      while (listener.cursor < this.log.lastSeq && this.listeners.has(listener)) {
+      while (listener.cursor < this.log.lastSeq && this.followers.includes(listener)) {
         if (listener.ready && !listener.ready()) return;
         const event = this.log.get(listener.cursor + 1);
         // trim() drops a listener before the events it needs go, so this cannot happen.

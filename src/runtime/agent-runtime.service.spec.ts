@@ -161,6 +161,37 @@ describe('AgentRuntimeService', () => {
     w.sub.unsubscribe();
   });
 
+  it('reports each ended tool call once on toolCalls$, with its started name, also when tools overlap or start again', async () => {
+    executor.scripts.set('tc', [
+      { event: frame('a', 'lookup', 'started') },
+      { event: frame('b', 'fetch', 'started') },
+      { event: frame('a', 'lookup', 'completed', { result: 1 }) },
+      { event: frame('c', 'calc', 'started') },
+      { event: frame('c', 'calc', 'started') },
+      { event: frame('b', 'fetch', 'failed', { error: 'x' }) },
+      { event: frame('b', 'fetch', 'completed', { result: 2 }) },
+      { event: frame('zz', 'never_started', 'completed', { result: 3 }) },
+      { event: frame('c', 'renamed', 'completed', { result: 4 }) },
+      { event: frame('d', 'left_open', 'started') },
+      { event: reply('done') },
+    ]);
+    const calls: { name: string; outcome: string }[] = [];
+    const sub = runtime.toolCalls$().subscribe(({ name, outcome, seconds }) => {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      calls.push({ name, outcome });
+    });
+    const w = watch(bus, 'tc');
+    bus.publishRequest({ correlationId: 'tc', message: 'go' });
+    await w.done;
+    expect(calls).toEqual([
+      { name: 'lookup', outcome: 'completed' },
+      { name: 'fetch', outcome: 'failed' },
+      { name: 'calc', outcome: 'completed' },
+    ]);
+    sub.unsubscribe();
+    w.sub.unsubscribe();
+  });
+
   it('gives the executor the history as LangChain messages, then the new message', async () => {
     executor.scripts.set('h', [{ event: reply('ok') }]);
     const w = watch(bus, 'h');

@@ -24,14 +24,25 @@ interface Run {
   cancelReason?: string;
   cancelTimer?: NodeJS.Timeout;
   /**
-   * Tools started and not yet ended: name, start time (performance.now()), and the span made from
-   * the frames. Made by the run's first tool: a run without tool calls needs none.
+   * Tools started and not yet ended: the run's open tool while it is the only one (the common
+   * case, one tool after another: a Map whose one entry comes and goes makes a new table on every
+   * delete), the others by tool call id. Made by the run's first tool: a run without tool calls
+   * needs none.
    */
-  openTools: Map<string, { name: string; startedAt: number; span?: Span }> | undefined;
+  openTool: OpenTool | undefined;
+  openTools: Map<string, OpenTool> | undefined;
   /** The context the run continues (the task's span); execute_tool spans made from frames go under it. */
   trace: Context;
   /** The executor does not trace its tool calls: the runtime makes their spans from the frames. */
   spansFromFrames: boolean;
+}
+
+/** A tool started and not yet ended: its name, start time (performance.now()), and the span made from the frames. */
+interface OpenTool {
+  id: string;
+  name: string;
+  startedAt: number;
+  span?: Span;
 }
 
 /** One tool call of a run, ended: what metrics count. */
@@ -127,7 +138,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const trace = contextFromCarrier(request.trace);
     // Only in a recorded trace: an untraced run pays nothing for them.
     const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true && inSampledTrace(trace);
-    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTools: undefined, trace, spansFromFrames };
+    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTool: undefined, openTools: undefined, trace, spansFromFrames };
     this.runs.set(correlationId, run);
     context.with(trace, () => this.subscribeRun(run, request));
     return true;
@@ -209,12 +220,15 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
   private observeTool(run: Run, frame: ToolCallArtifactData): void {
     if (frame.phase === 'started') {
       const span = run.spansFromFrames ? startToolSpan(run.trace, frame, run.correlationId) : undefined;
-      (run.openTools ??= new Map()).set(frame.toolCallId, { name: frame.name, startedAt: performance.now(), span });
+      const started: OpenTool = { id: frame.toolCallId, name: frame.name, startedAt: performance.now(), span };
+      if (run.openTool?.id === frame.toolCallId || (run.openTool === undefined && !run.openTools?.size)) run.openTool = started;
+      else (run.openTools ??= new Map()).set(frame.toolCallId, started);
       return;
     }
-    const open = run.openTools?.get(frame.toolCallId);
+    const open = run.openTool?.id === frame.toolCallId ? run.openTool : run.openTools?.get(frame.toolCallId);
     if (!open) return;
-    run.openTools?.delete(frame.toolCallId);
+    if (open === run.openTool) run.openTool = undefined;
+    else run.openTools?.delete(frame.toolCallId);
     if (open.span) endToolSpan(open.span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
     if (!this.toolCalls.observed) return;
     this.toolCalls.next({
@@ -234,9 +248,11 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     run.subscription?.unsubscribe();
     clearTimeout(run.cancelTimer);
     // An executor that did not close its open tools: their spans end with the run.
-    if (run.openTools) {
-      for (const open of run.openTools.values()) if (open.span) endToolSpan(open.span, { failed: true, error: 'the run ended before the tool did' });
-      run.openTools.clear();
+    if (run.openTool || run.openTools?.size) {
+      const open = [...(run.openTools?.values() ?? []), ...(run.openTool ? [run.openTool] : [])];
+      for (const tool of open) if (tool.span) endToolSpan(tool.span, { failed: true, error: 'the run ended before the tool did' });
+      run.openTool = undefined;
+      run.openTools?.clear();
     }
   }
 
