@@ -199,6 +199,25 @@ describe('InMemoryTaskStore', () => {
     });
   });
 
+  describe('message claims', () => {
+    it('tells apart pairs of caller and messageId whose texts run together', async () => {
+      const pairs: Array<[string | undefined, string]> = [
+        ['a|b', 'c'],
+        ['a', 'b|c'],
+        ['1:a', 'b'],
+        [undefined, '1:a|b'],
+        ['', '|x'],
+        [undefined, 'x'],
+        ['', 'x'],
+        ['0:', 'x'],
+        ['["a"', '"b"]'],
+        ['a', 'b'],
+      ];
+      for (const [i, [owner, messageId]] of pairs.entries()) expect(await store.claimMessage(owner, messageId, `t${i}`)).toBeUndefined();
+      for (const [i, [owner, messageId]] of pairs.entries()) expect(await store.claimMessage(owner, messageId, 'again')).toBe(`t${i}`);
+    });
+  });
+
   describe('ListTasks index', () => {
     it('pages through 2,000 tasks newest first (a status change moves a task to the front)', async () => {
       const tasks: WrittenTask[] = [];
