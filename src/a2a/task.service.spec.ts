@@ -238,6 +238,30 @@ describe('TaskService', () => {
     });
   });
 
+  describe('run deadlines', () => {
+    it('holds every live task to runDeadlineMs with one timer, failing each at its own time', async () => {
+      jest.useFakeTimers();
+      try {
+        setUp({ runDeadlineMs: 1_000 });
+        const first = await start('never answers');
+        const timers = jest.getTimerCount();
+        jest.advanceTimersByTime(300);
+        const later = [await start('never answers either'), await start('nor this one')];
+        expect(jest.getTimerCount()).toBe(timers);
+        bus.publish('reply', later[1].id, { status: 'completed', text: 'done after all' });
+        jest.advanceTimersByTime(700);
+        expect(first.state).toBe(TaskState.TASK_STATE_FAILED);
+        expect(later.map((task) => task.isTerminal)).toEqual([false, true]);
+        jest.advanceTimersByTime(300);
+        expect(later[0].state).toBe(TaskState.TASK_STATE_FAILED);
+        expect(later[1].state).toBe(TaskState.TASK_STATE_COMPLETED);
+        expect(cancels.map((c) => c.correlationId)).toEqual([first.id, later[0].id]);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
   describe('cancel', () => {
     it('asks the runtime to cancel and resolves once it answers', async () => {
       const task = await start('a');

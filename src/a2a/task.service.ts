@@ -17,6 +17,7 @@ import { ownerKey, RedisTaskStore, unavailableIfDown } from './store/redis-task-
 import { RedisLiveLimits } from './store/redis-live-limits';
 import { RedisRunQueue, RUN_QUEUE_DEFAULTS } from './store/redis-run-queue';
 import { followTask, TaskEventStream, type FollowOptions } from './task-stream';
+import { RunDeadlines } from './run-deadlines';
 
 export { StreamOverrunError, type FollowOptions, type StreamPace } from './task-stream';
 export type { ListTasksQuery, TaskPage } from './store/task-store';
@@ -112,6 +113,8 @@ export class TaskService implements OnApplicationBootstrap {
   private readonly role: ToolstreamRole;
   /** `invoke_agent <agent name>`, made once. */
   private readonly taskSpanName: string;
+  /** One timer for every live task's run deadline (see RunDeadlines). */
+  private readonly deadlines: RunDeadlines;
 
   constructor(
     private readonly bus: AgentBus,
@@ -124,6 +127,14 @@ export class TaskService implements OnApplicationBootstrap {
     this.taskSpanName = invokeAgentSpanName(config.card.name);
     this.content = new TaskContentGuard(config);
     this.binding = new TaskBusBinding(bus, this.content);
+    this.deadlines = new RunDeadlines(
+      config.runDeadlineMs,
+      (id) => this.live.has(id),
+      (id) => {
+        const task = this.live.get(id);
+        if (task) this.overrun(task);
+      },
+    );
     if (store instanceof RedisTaskStore) {
       const leaseMs = config.redis?.leaseMs ?? RUN_QUEUE_DEFAULTS.leaseMs;
       this.liveLimits = new RedisLiveLimits({
@@ -181,6 +192,7 @@ export class TaskService implements OnApplicationBootstrap {
   async close(): Promise<void> {
     await this.stopTakingRuns();
     for (const task of this.live.values()) task.cancel('the server is shutting down');
+    this.deadlines.stop();
     this.liveLimits?.stop();
     await this.store.close();
   }
@@ -362,12 +374,11 @@ export class TaskService implements OnApplicationBootstrap {
     this.live.set(id, task);
     const subscription = this.binding.bind(id, task);
     // A run that never answers must not hold the task and its streams forever.
-    const deadline = setTimeout(() => this.overrun(task), this.config.runDeadlineMs);
-    deadline.unref();
+    this.deadlines.add(id);
     task.whenSettled(() => {
-      clearTimeout(deadline);
       subscription.unsubscribe();
       this.live.delete(id);
+      this.deadlines.settled();
       this.cancelling.delete(id);
       const state = taskStateLabel(task.state);
       this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
