@@ -14,6 +14,10 @@
  * compiled, each serves `--warm=N` uncounted empty tasks first (10,000 by default, as the full
  * run's warm-up), then every round sends `streams` empty tasks one after another to each, and
  * the figures are server CPU per task.
+ *
+ * `--interval=<ms>` paces the tool calls (a call every `ms` per stream, as the side-by-side
+ * section's latency rows: `4 100 1000 … --interval=50` is its paced 1,000-stream row) and adds
+ * each server's p99 publish-to-client latency, min / median / max over the rounds.
  */
 import { loadavg } from 'node:os';
 import { LoadProcess, type ServerProcess } from './lib/processes';
@@ -23,19 +27,22 @@ import { parseVariant, serverProcessOf } from './server-variant';
 async function main(): Promise<void> {
   const [rounds, toolCalls, streams] = process.argv.slice(2, 5).map(Number);
   const empty = toolCalls === 0;
-  const warm = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 10_000);
+  const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const warm = Number(option('warm') ?? 10_000);
+  const intervalMs = Number(option('interval') ?? 0);
   const variants = process.argv
     .slice(5)
-    .filter((a) => !a.startsWith('--warm='))
+    .filter((a) => !a.startsWith('--warm=') && !a.startsWith('--interval='))
     .map(parseVariant);
   if (!(rounds > 0 && toolCalls >= 0 && streams > 0) || variants.length === 0) {
-    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>... [--warm=N]');
+    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>... [--warm=N] [--interval=<ms>]');
   }
   const unit = empty ? 'task' : 'frame';
   const load = await LoadProcess.start();
   const servers: ServerProcess[] = [];
   const cpu = variants.map((): number[] => []);
   const fps = variants.map((): number[] => []);
+  const p99 = variants.map((): number[] => []);
   try {
     for (const v of variants) servers.push(await serverProcessOf(v.checkout, empty).start(v.target, {}, v.flags));
     for (const server of servers) {
@@ -46,11 +53,12 @@ async function main(): Promise<void> {
       for (let k = 0; k < servers.length; k++) {
         const i = (k + round) % servers.length;
         const c0 = await servers[i].cpuUs();
-        const r = await load.run({ url: servers[i].url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
+        const r = await load.run({ url: servers[i].url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs, idle: false }, timeLimitMs: 120_000 });
         const used = (await servers[i].cpuUs()) - c0;
         if (r.completed !== streams) throw new Error(`${variants[i].label}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
         cpu[i].push(used / (empty ? r.completed : r.frames));
         fps[i].push(r.framesPerSec);
+        p99[i].push(r.latency.p99Ms);
       }
       console.log(`round ${round + 1} of ${rounds} done, load average ${loadavg()[0].toFixed(1)}`);
     }
@@ -61,9 +69,11 @@ async function main(): Promise<void> {
   variants.forEach((v, i) => {
     const c = spread(cpu[i]);
     const f = spread(fps[i]);
+    const l = spread(p99[i]);
     console.log(
       `${v.label}: server CPU per ${unit} ${c.min.toFixed(1)} / ${c.median.toFixed(1)} / ${c.max.toFixed(1)} µs ` +
         (empty ? '' : `, ${f.min.toFixed(0)} / ${f.median.toFixed(0)} / ${f.max.toFixed(0)} frames/s `) +
+        (intervalMs > 0 ? `, p99 ${l.min.toFixed(2)} / ${l.median.toFixed(2)} / ${l.max.toFixed(2)} ms ` : '') +
         `(min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
     );
   });
