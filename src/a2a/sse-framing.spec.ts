@@ -166,6 +166,22 @@ describe('SSE framing', () => {
       }
     });
 
+    it('arms no keep-alive for a stream that ends as it attaches (a task that had ended), and one for a stream left open', () => {
+      const setInterval = jest.spyOn(global, 'setInterval');
+      try {
+        const { response, ended } = fakeResponse();
+        new TaskSseStream(eventsThen([statusEvent(1)]).stream, '1.0', rpc, 1000, never).writeTo(response, () => undefined);
+        expect(ended()).toBe(true);
+        expect(setInterval).not.toHaveBeenCalled();
+        const open = fakeResponse();
+        new TaskSseStream(eventsThen([statusEvent(1)], 'open').stream, '1.0', rpc, 1000, never).writeTo(open.response, () => undefined);
+        expect(setInterval).toHaveBeenCalledTimes(1);
+        open.response.emit('close');
+      } finally {
+        setInterval.mockRestore();
+      }
+    });
+
     it('stops at once a stream whose response closed before it attached (the client left during dispatch)', async () => {
       const { stream, stopped } = eventsThen([], 'open');
       const { response } = fakeResponse();

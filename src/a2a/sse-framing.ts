@@ -170,9 +170,10 @@ export class TaskSseStream {
     const prefix = this.framing.binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
     const suffix = this.framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n';
     let wrote = false;
-    const timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), this.keepAliveMs);
-    timer.unref();
+    let ended = false;
+    let timer: NodeJS.Timeout | undefined;
     const end = (): void => {
+      ended = true;
       clearInterval(timer);
       writer.end();
     };
@@ -193,6 +194,11 @@ export class TaskSseStream {
       failed(err);
       end();
       return wrote;
+    }
+    // Kept alive only once it is still open: a task that had ended streams all of it as it attaches.
+    if (!ended) {
+      timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), this.keepAliveMs);
+      timer.unref();
     }
     const stopAll = (): void => {
       clearInterval(timer);
