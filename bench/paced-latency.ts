@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir>]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir>] [--idle-before=<s>]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
@@ -21,10 +21,14 @@
  * the pauses and the p99. `--alloc-profile=<dir>` writes each repetition's allocation profile
  * there (`<target>-<rep>.heapprofile`, V8's sampling heap profiler counting also what was
  * collected since: what fills the young generation) and prints the bytes allocated per frame,
- * in all and by the functions that allocated most.
+ * in all and by the functions that allocated most. `--idle-before=<s>` leaves the servers idle
+ * that long before each repetition, as the side section's Redis server idles through the other
+ * targets' runs (its throughput rows, then three paced runs per repetition): V8 shrinks an idle
+ * server's young generation, and each repetition prints its capacity at the start and the end.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
 import { compileChildren } from './lib/compile-children';
@@ -75,6 +79,7 @@ function option(name: string): string | undefined {
 async function main(): Promise<void> {
   const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
   const allocationDir = option('alloc-profile');
+  const idleBeforeS = Number(option('idle-before') ?? 0);
   const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   const toolCalls = Number(args[0] ?? 100);
   const reps = Number(args[1] ?? 3);
@@ -97,6 +102,7 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < reps; rep++) {
       for (const target of targets) {
         const scenario = { toolCalls, intervalMs: 50, idle: false };
+        if (idleBeforeS > 0) await sleep(idleBeforeS * 1000);
         await client.config('RESETSTAT');
         const server = await pool.server(target);
         if (allocationDir) await server.startAllocationProfile();
@@ -114,7 +120,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
+              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
         );
       }
     }

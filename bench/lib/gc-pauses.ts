@@ -49,6 +49,9 @@ export interface GcPauses {
  */
 export interface GcDuringRun extends GcPauses {
   oldSpaceFreeBytesAtStart: number;
+  /** The young generation's capacity when the run started and when it ended (V8 shrinks it while a server idles). */
+  newSpaceBytesAtStart: number;
+  newSpaceBytesAtEnd: number;
 }
 
 /** Pauses sorted, with their median and max (0 when there are none). */
@@ -57,8 +60,16 @@ function pauseStats(pauses: number[]): { sorted: number[]; median: number; max: 
   return { sorted, median: sorted[sorted.length >> 1] ?? 0, max: sorted[sorted.length - 1] ?? 0 };
 }
 
-/** Median and max of a run's scavenge pauses (ms), with their count and the old space's free MiB at its start: what results.json keeps. */
-export function gcFigures(gc: GcDuringRun): { scavenges: number; scavengeMedianMs: number; scavengeMaxMs: number; otherGcs: number; oldSpaceFreeMiBAtStart: number } {
+/** Median and max of a run's scavenge pauses (ms), with their count, the old space's free MiB at its start and the young generation's MiB at its start and end: what results.json keeps. */
+export function gcFigures(gc: GcDuringRun): {
+  scavenges: number;
+  scavengeMedianMs: number;
+  scavengeMaxMs: number;
+  otherGcs: number;
+  oldSpaceFreeMiBAtStart: number;
+  newSpaceMiBAtStart: number;
+  newSpaceMiBAtEnd: number;
+} {
   const { sorted, median, max } = pauseStats(gc.scavenges);
   return {
     scavenges: sorted.length,
@@ -66,12 +77,16 @@ export function gcFigures(gc: GcDuringRun): { scavenges: number; scavengeMedianM
     scavengeMaxMs: max,
     otherGcs: gc.others.length,
     oldSpaceFreeMiBAtStart: gc.oldSpaceFreeBytesAtStart / 2 ** 20,
+    newSpaceMiBAtStart: gc.newSpaceBytesAtStart / 2 ** 20,
+    newSpaceMiBAtEnd: gc.newSpaceBytesAtEnd / 2 ** 20,
   };
 }
 
-/** One run's figures as the sections log them: scavenges × median/max pause, old space free at the start. */
+/** One run's figures as the sections log them: scavenges × median/max pause, old space free at the start, young generation at the start → end. */
 export function describeRunGc(gc: ReturnType<typeof gcFigures> | undefined): string {
-  return gc ? `${gc.scavenges} × ${gc.scavengeMedianMs.toFixed(1)}/${gc.scavengeMaxMs.toFixed(1)} ms, ${gc.oldSpaceFreeMiBAtStart.toFixed(1)} MiB free` : '-';
+  return gc
+    ? `${gc.scavenges} × ${gc.scavengeMedianMs.toFixed(1)}/${gc.scavengeMaxMs.toFixed(1)} ms, ${gc.oldSpaceFreeMiBAtStart.toFixed(1)} MiB free, young ${gc.newSpaceMiBAtStart.toFixed(1)} → ${gc.newSpaceMiBAtEnd.toFixed(1)} MiB`
+    : '-';
 }
 
 /** Scavenges: count, median, max, over 5 ms, total; the other GCs: count, total (ms). */

@@ -41,9 +41,10 @@ export type ServerReply =
   /**
    * Pause durations in ms: young-generation scavenges, and every other kind of GC; and the old
    * generation's free bytes now (committed but unused: where a scavenge can promote without
-   * taking new pages).
+   * taking new pages), and the young generation's capacity now (what fills before a scavenge:
+   * V8 shrinks it while the process idles and grows it back as scavenges keep objects alive).
    */
-  | { type: 'gc-pauses'; scavenges: number[]; others: number[]; oldSpaceFreeBytes: number }
+  | { type: 'gc-pauses'; scavenges: number[]; others: number[]; oldSpaceFreeBytes: number; newSpaceCapacityBytes: number }
   | { type: 'alloc-started' }
   | { type: 'alloc-written'; file: string };
 

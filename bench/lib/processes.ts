@@ -125,10 +125,10 @@ export class ServerProcess {
     return (await this.memory(true)).rss;
   }
 
-  /** GC pauses (ms) since the last call (the first call starts recording them), and the old generation's free bytes now. */
-  async gcPauses(): Promise<GcPauses & { oldSpaceFreeBytes: number }> {
-    const { scavenges, others, oldSpaceFreeBytes } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
-    return { scavenges, others, oldSpaceFreeBytes };
+  /** GC pauses (ms) since the last call (the first call starts recording them), the old generation's free bytes and the young generation's capacity now. */
+  async gcPauses(): Promise<GcPauses & { oldSpaceFreeBytes: number; newSpaceCapacityBytes: number }> {
+    const { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
+    return { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes };
   }
 
   /** Starts V8's sampling heap profiler in the server (every allocation, also those collected since). */

@@ -139,7 +139,16 @@ export class ServerPool {
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const serverCpuUs = (await server.cpuUs()) - before;
     const gcDuring = gcBefore && (await server.gcPauses());
-    const gc = gcBefore && gcDuring ? { scavenges: gcDuring.scavenges, others: gcDuring.others, oldSpaceFreeBytesAtStart: gcBefore.oldSpaceFreeBytes } : undefined;
+    const gc =
+      gcBefore && gcDuring
+        ? {
+            scavenges: gcDuring.scavenges,
+            others: gcDuring.others,
+            oldSpaceFreeBytesAtStart: gcBefore.oldSpaceFreeBytes,
+            newSpaceBytesAtStart: gcBefore.newSpaceCapacityBytes,
+            newSpaceBytesAtEnd: gcDuring.newSpaceCapacityBytes,
+          }
+        : undefined;
     const redisCommands = redis && commandsBefore !== undefined ? (await redis.commandsProcessed()) - commandsBefore : undefined;
     if (result.cut > 0 || result.failed > 0) await this.retire(target);
     // Failed streams fail the whole run (the validity ledger); all of them failing means the

@@ -69,12 +69,15 @@ async function main(): Promise<void> {
         observer.observe({ entryTypes: ['gc'] });
         gcPauses = { ...pauses, observer };
       }
-      const old = getHeapSpaceStatistics().find((space) => space.space_name === 'old_space');
+      const spaces = getHeapSpaceStatistics();
+      const old = spaces.find((space) => space.space_name === 'old_space');
+      const young = spaces.find((space) => space.space_name === 'new_space');
       reply({
         type: 'gc-pauses',
         scavenges: gcPauses.scavenges.splice(0),
         others: gcPauses.others.splice(0),
         oldSpaceFreeBytes: old ? old.space_size - old.space_used_size : NaN,
+        newSpaceCapacityBytes: young ? young.space_used_size + young.space_available_size : NaN,
       });
     } else if (command.type === 'alloc-start') {
       allocations = new Session();
