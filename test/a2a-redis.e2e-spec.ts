@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
@@ -125,6 +126,35 @@ describe('tasks shared through Redis (e2e)', () => {
     const onB = summarise(await collect(resumed));
     expect(onB.map((e) => e.id)).toEqual([4, 5, 6]);
     expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('a resume on the instance that writes the task gets an event only once Redis holds it, as a resume elsewhere would', async () => {
+    const a = await instance();
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await runStarted;
+    const stream = readSse(response)[Symbol.asyncIterator]();
+    const taskId = summarise([(await stream.next()).value as SseMessage])[0].value.id as string;
+    run.progress('thinking');
+    await stream.next();
+    const client = new Redis(redis.url);
+    try {
+      // Redis takes no write for a while: the append of the next event waits.
+      await client.client('PAUSE', 2_000, 'WRITE');
+      run.started('c0', 'calculator', { i: 0 });
+      await eventually(() => (a.record(taskId)?.lastSeq ?? 0) === 3, 5_000, 'the frame, written');
+      const resumed = await rpc(a.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': '2' }, signal: abort.signal });
+      const first = (await readSse(resumed)[Symbol.asyncIterator]().next()).value as SseMessage;
+      expect(first.id).toBe('3');
+      // What this client saw, Redis holds: a resume with Last-Event-ID 3 on any instance misses nothing.
+      expect(await client.xrange(`e2e:events:${taskId}`, '3-1', '3-1')).toHaveLength(1);
+    } finally {
+      await client.client('UNPAUSE');
+      client.disconnect();
+      abort.abort();
+      run.reply('done');
+    }
   });
 
   it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
