@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir>] [--idle-before=<s>]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir> [--alloc-profile-survivors]] [--idle-before=<s>]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
@@ -21,7 +21,9 @@
  * the pauses and the p99. `--alloc-profile=<dir>` writes each repetition's allocation profile
  * there (`<target>-<rep>.heapprofile`, V8's sampling heap profiler counting also what was
  * collected since: what fills the young generation) and prints the bytes allocated per frame,
- * in all and by the functions that allocated most. `--idle-before=<s>` leaves the servers idle
+ * in all and by the functions that allocated most; with `--alloc-profile-survivors` only what no
+ * scavenge collected (what the young generation copied and promoted, or is still alive at the
+ * end): what makes the scavenges' pauses and the old generation's growth. `--idle-before=<s>` leaves the servers idle
  * that long before each repetition, as the side section's Redis server idles through the other
  * targets' runs (its throughput rows, then three paced runs per repetition): V8 shrinks an idle
  * server's young generation, and each repetition prints its capacity at the start and the end.
@@ -55,7 +57,7 @@ interface AllocationNode {
 }
 
 /** Bytes allocated per frame in all, and by the functions that allocated most (their own allocations). */
-function allocationSummary(file: string, frames: number): string {
+function allocationSummary(file: string, frames: number, what = 'allocated'): string {
   const bySite = new Map<string, number>();
   let total = 0;
   const walk = (node: AllocationNode): void => {
@@ -69,7 +71,7 @@ function allocationSummary(file: string, frames: number): string {
   };
   walk((JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head);
   const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 8);
-  return `allocated ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
+  return `${what} ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
 }
 
 function option(name: string): string | undefined {
@@ -80,6 +82,7 @@ async function main(): Promise<void> {
   const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
   const allocationDir = option('alloc-profile');
   const idleBeforeS = Number(option('idle-before') ?? 0);
+  const survivorsOnly = process.argv.includes('--alloc-profile-survivors');
   const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   const toolCalls = Number(args[0] ?? 100);
   const reps = Number(args[1] ?? 3);
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
         if (idleBeforeS > 0) await sleep(idleBeforeS * 1000);
         await client.config('RESETSTAT');
         const server = await pool.server(target);
-        if (allocationDir) await server.startAllocationProfile();
+        if (allocationDir) await server.startAllocationProfile(survivorsOnly);
         const measured = await pool.run(target, 100, scenario, 60_000, undefined, true);
         const pauses = measured.gc as GcDuringRun;
         const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
@@ -120,7 +123,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames)}` : ''),
+              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames, survivorsOnly ? 'outlived a scavenge' : 'allocated')}` : ''),
         );
       }
     }

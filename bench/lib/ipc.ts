@@ -28,7 +28,8 @@ export type ServerCommand =
   /** The GC pauses since the last such command (the first starts recording them: bench/paced-latency.ts). */
   | { type: 'gc-pauses' }
   /** V8's sampling heap profiler, counting every allocation (also those collected since), around the load to profile. */
-  | { type: 'alloc-start' }
+  /** survivors: only what no scavenge collected (what the young generation copied and promoted, or is still alive). */
+  | { type: 'alloc-start'; survivors?: boolean }
   | { type: 'alloc-stop'; file: string };
 export type ServerReply =
   | { type: 'listening'; port: number; rpcPath: string }

@@ -132,8 +132,8 @@ export class ServerProcess {
   }
 
   /** Starts V8's sampling heap profiler in the server (every allocation, also those collected since). */
-  async startAllocationProfile(): Promise<void> {
-    await this.ask({ type: 'alloc-start' }, 'alloc-started');
+  async startAllocationProfile(survivors = false): Promise<void> {
+    await this.ask({ type: 'alloc-start', survivors }, 'alloc-started');
   }
 
   /** Stops it and writes the profile (a .heapprofile file) to `file`. */

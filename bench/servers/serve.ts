@@ -83,7 +83,7 @@ async function main(): Promise<void> {
       allocations = new Session();
       allocations.connect();
       // Collected objects included: what a scavenge reclaims is what makes it come.
-      allocations.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }, () =>
+      allocations.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !command.survivors }, () =>
         reply({ type: 'alloc-started' }),
       );
     } else if (command.type === 'alloc-stop') {
