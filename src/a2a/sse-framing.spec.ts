@@ -6,7 +6,7 @@ import { SseStream as NestSseStream } from '@nestjs/core/router/sse-stream';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { Subject, lastValueFrom, of, throwError, toArray } from 'rxjs';
 import { formatSse, jsonRpcResult, toSseStream, KEEP_ALIVE, ResponseWriter, TaskSseStream, type StreamFraming } from './sse-framing';
-import { TaskEvent } from './task-event';
+import { TaskEvent, ToolFrameEvent } from './task-event';
 import { TaskEventStream, type TaskEventSink } from './task-stream';
 
 /** A response that takes writes one at a time (each done a turn later) past a small high-water mark. */
@@ -120,6 +120,16 @@ describe('SSE framing', () => {
     await expect(lastValueFrom(throwError(() => new Error('broken')).pipe(toSseStream('1.0', framing, 60_000, quiet)))).rejects.toThrow('broken');
   });
 
+/** A tool frame's event of task `taskId` (two tasks' events have different heads). */
+const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') =>
+  new ToolFrameEvent(
+    seq,
+    `{"artifactUpdate":{"taskId":${JSON.stringify(taskId)},"contextId":"c","artifact":{"artifactId":`,
+    JSON.stringify(`tool-call-a${seq}`),
+    JSON.stringify({ toolCallId: `a${seq}`, name: 'lookup', phase, ...(phase === 'started' ? { args: { q: 'é\n' } } : { result: 1 }) }),
+    phase !== 'started',
+  );
+
   describe('TaskSseStream', () => {
     const never = (): boolean => false;
     const rpc: StreamFraming = { binding: 'jsonrpc', requestId: 'req-9' };
@@ -129,7 +139,7 @@ describe('SSE framing', () => {
       ['JSON-RPC 0.3', { binding: 'jsonrpc', requestId: 4 }, '0.3'],
       ['HTTP+JSON', { binding: 'rest' }, '1.0'],
     ] as const)('writes to a response (%s) exactly the frames its messages() give @Sse', async (_name, framing, version) => {
-      const events = [statusEvent(1), statusEvent(2), new TaskEvent(3, statusEvent(3).json, true, true)];
+      const events = [statusEvent(1), toolEvent(2, 't', 'started'), toolEvent(3, 't', 'completed'), toolEvent(4, 'other', 'completed'), statusEvent(5), toolEvent(6, 't', 'started'), new TaskEvent(7, statusEvent(7).json, true, true)];
       const messages = await lastValueFrom(new TaskSseStream(eventsThen(events).stream, version, framing, 60_000, never).messages().pipe(toArray()));
       const { response, text, ended } = fakeResponse();
       const wrote = new TaskSseStream(eventsThen(events).stream, version, framing, 60_000, never).writeTo(response, () => undefined);
