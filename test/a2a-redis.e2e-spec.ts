@@ -194,6 +194,27 @@ describe('tasks shared through Redis (e2e)', () => {
     expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
   });
 
+  it('cancelOnDisconnect counts a client that rejoins on the instance that writes the task', async () => {
+    const a = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
+    const abort = new AbortController();
+    const started = a.worker.nextRun();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await started;
+    run.progress('thinking');
+    const first: SseMessage[] = [];
+    for await (const message of readSse(response)) {
+      first.push(message);
+      if (first.length === 2) break;
+    }
+    abort.abort();
+    const rejoined = collect(await rpc(a.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
+    await new Promise((r) => setTimeout(r, 800));
+    expect(a.worker.cancels).toEqual([]);
+    run.reply('still here');
+    const events = summarise(await rejoined);
+    expect((events[events.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+  });
+
   it('a second turn on another instance gets the conversation history', async () => {
     const a = await instance(parallelWeatherAndClock);
     const b = await instance(parallelWeatherAndClock);
