@@ -53,6 +53,25 @@ const syncThrower = tool(
 /** Never settles and ignores its signal, like a stuck socket. */
 const hanging = tool(() => new Promise<string>(() => undefined), { name: 'hanging', description: 'hangs', schema: z.object({}) });
 
+/** A graph that records each run's signal: its first run ends at once, later ones wait 5 s (honouring the signal) before the answer. */
+function signalRecordingAgent() {
+  const signals: AbortSignal[] = [];
+  const agent = {
+    stream: (_input: unknown, options: { signal: AbortSignal }) => {
+      signals.push(options.signal);
+      const wait = signals.length === 1 ? 0 : 5_000;
+      return Promise.resolve(
+        (async function* () {
+          yield ['values', { messages: [new HumanMessage('go')] }];
+          await sleep(wait, options.signal);
+          yield ['values', { messages: [new HumanMessage('go'), new AIMessage('done')] }];
+        })(),
+      );
+    },
+  };
+  return { agent, signals };
+}
+
 async function executorWith(options: ExecutorModuleOptions): Promise<AgentExecutor> {
   const moduleRef = await Test.createTestingModule({ imports: [ExecutorModule.forRoot(options)] }).compile();
   return moduleRef.get(AgentExecutor);
@@ -372,20 +391,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
   });
 
   it('leaves the signal of a graph that ran to its end alone, and aborts it on unsubscribe', async () => {
-    const signals: AbortSignal[] = [];
-    const finalState = { messages: [new HumanMessage('go'), new AIMessage('done')] };
-    const agent = {
-      stream: (_input: unknown, options: { signal: AbortSignal }) => {
-        signals.push(options.signal);
-        return Promise.resolve(
-          (async function* () {
-            yield ['values', { messages: [new HumanMessage('go')] }];
-            await sleep(options.signal === signals[1] ? 5_000 : 0, options.signal);
-            yield ['values', finalState];
-          })(),
-        );
-      },
-    };
+    const { agent, signals } = signalRecordingAgent();
     const executor = new DeepAgentExecutor(agent, { agent });
     const events = await runToEnd(executor.run('go', { correlationId: 'done' }));
     expect(events.at(-1)?.event).toMatchObject({ type: 'reply', text: 'done' });
@@ -416,19 +422,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
   });
 
   it("hands a lent controller's signal to the graph (one signal per run) and aborts it when the run stops early", async () => {
-    const signals: AbortSignal[] = [];
-    const agent = {
-      stream: (_input: unknown, options: { signal: AbortSignal }) => {
-        signals.push(options.signal);
-        return Promise.resolve(
-          (async function* () {
-            yield ['values', { messages: [new HumanMessage('go')] }];
-            await sleep(signals.length === 1 ? 0 : 5_000, options.signal);
-            yield ['values', { messages: [new HumanMessage('go'), new AIMessage('done')] }];
-          })(),
-        );
-      },
-    };
+    const { agent, signals } = signalRecordingAgent();
     const executor = new DeepAgentExecutor(agent, { agent });
     const done = new AbortController();
     const events = await runToEnd(executor.run('go', { correlationId: 'done', signal: done.signal, controller: done }));
