@@ -62,6 +62,19 @@ describe('RunDeadlines', () => {
     expect(overrun).toEqual(['long']);
   });
 
+  it('keeps to its deadlines when the wall clock is set back (a monotonic clock, as a timer per task had)', () => {
+    const overrun: string[] = [];
+    const deadlines = new RunDeadlines(1_000, () => true, (id) => overrun.push(id));
+    deadlines.add('a');
+    jest.advanceTimersByTime(500);
+    deadlines.add('b');
+    jest.setSystemTime(Date.now() - 3_600_000);
+    jest.advanceTimersByTime(500);
+    expect(overrun).toEqual(['a']);
+    jest.advanceTimersByTime(500);
+    expect(overrun).toEqual(['a', 'b']);
+  });
+
   it('stops its timer', () => {
     const overrun: string[] = [];
     const deadlines = new RunDeadlines(10, () => true, (id) => overrun.push(id));

@@ -7,7 +7,7 @@
  * of Node's made and dropped again for every task that ran alone.
  */
 export class RunDeadlines {
-  /** Task ids and their deadlines (ms since epoch), in start order from `head` on. */
+  /** Task ids and their deadlines (`performance.now()` ms: a monotonic clock, as timers use), in start order from `head` on. */
   private ids: string[] = [];
   private ats: number[] = [];
   private head = 0;
@@ -26,7 +26,7 @@ export class RunDeadlines {
   /** A task that starts now. */
   add(id: string): void {
     this.ids.push(id);
-    this.ats.push(Date.now() + this.deadlineMs);
+    this.ats.push(performance.now() + this.deadlineMs);
     this.running += 1;
     if (this.timer === undefined) this.arm();
   }
@@ -56,13 +56,13 @@ export class RunDeadlines {
       this.head = 0;
       return;
     }
-    this.timer = setTimeout(this.expire, Math.max(0, this.ats[this.head] - Date.now()));
+    this.timer = setTimeout(this.expire, Math.max(0, this.ats[this.head] - performance.now()));
     this.timer.unref();
   }
 
   private readonly expire = (): void => {
     this.timer = undefined;
-    const now = Date.now();
+    const now = performance.now();
     while (this.head < this.ids.length && this.ats[this.head] <= now) {
       const id = this.ids[this.head];
       this.head += 1;
