@@ -1,5 +1,11 @@
 import { RunDeadlines } from './run-deadlines';
 
+/** Deadlines of tasks that never settle, and the ids overrun so far. */
+function neverSettling(deadlineMs: number): { deadlines: RunDeadlines; overrun: string[] } {
+  const overrun: string[] = [];
+  return { deadlines: new RunDeadlines(deadlineMs, () => true, (id) => overrun.push(id)), overrun };
+}
+
 describe('RunDeadlines', () => {
   beforeEach(() => jest.useFakeTimers({ now: 0 }));
   afterEach(() => jest.useRealTimers());
@@ -32,8 +38,7 @@ describe('RunDeadlines', () => {
   });
 
   it('re-arms for a task added after the others have passed', () => {
-    const overrun: string[] = [];
-    const deadlines = new RunDeadlines(50, () => true, (id) => overrun.push(id));
+    const { deadlines, overrun } = neverSettling(50);
     deadlines.add('first');
     jest.advanceTimersByTime(50);
     deadlines.add('second');
@@ -63,8 +68,7 @@ describe('RunDeadlines', () => {
   });
 
   it('keeps to its deadlines when the wall clock is set back (a monotonic clock, as a timer per task had)', () => {
-    const overrun: string[] = [];
-    const deadlines = new RunDeadlines(1_000, () => true, (id) => overrun.push(id));
+    const { deadlines, overrun } = neverSettling(1_000);
     deadlines.add('a');
     jest.advanceTimersByTime(500);
     deadlines.add('b');
@@ -76,8 +80,7 @@ describe('RunDeadlines', () => {
   });
 
   it('stops its timer', () => {
-    const overrun: string[] = [];
-    const deadlines = new RunDeadlines(10, () => true, (id) => overrun.push(id));
+    const { deadlines, overrun } = neverSettling(10);
     deadlines.add('a');
     deadlines.stop();
     jest.advanceTimersByTime(100);
