@@ -223,6 +223,36 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       expect(writes).toEqual(['ab', 'cd']);
     });
 
+    it("sends a turn's chunk out within its flush: the socket corked for the write and uncorked at once, unless corked by another", async () => {
+      const log: string[] = [];
+      const socket = {
+        writableCorked: 0,
+        cork: () => void (socket.writableCorked++, log.push('cork')),
+        uncork: () => void (socket.writableCorked--, log.push('uncork')),
+      };
+      const { response } = fakeResponse();
+      const write = response.write.bind(response);
+      response.write = ((chunk: string) => (log.push(`write ${chunk} corked ${socket.writableCorked}`), write(chunk))) as typeof response.write;
+      Object.defineProperty(response, 'socket', { value: socket });
+      const writer = new ResponseWriter(response);
+      writer.write('a');
+      writer.write('b');
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      expect(log).toEqual(['cork', 'write ab corked 1', 'uncork']);
+      expect(socket.writableCorked).toBe(0);
+      // Corked by someone else (Node, for an earlier write of this tick): left to them.
+      socket.writableCorked = 1;
+      writer.write('c');
+      await new Promise<void>((resolve) => process.nextTick(resolve));
+      expect(log.slice(3)).toEqual(['write c corked 1']);
+      expect(socket.writableCorked).toBe(1);
+      // A flush that does not wait for the turn (the end) writes as the response does.
+      socket.writableCorked = 0;
+      writer.write('d');
+      writer.end();
+      expect(log.slice(4)).toEqual(['write d corked 0']);
+    });
+
     it("paces on the response's writes: busy from a write that fills its buffer until it drains", async () => {
       const { response } = fakeResponse(100);
       const writer = new ResponseWriter(response);

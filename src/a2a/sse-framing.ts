@@ -106,7 +106,7 @@ export class ResponseWriter implements StreamPace {
   write(chunk: string): void {
     if (this.pending === '') {
       this.pending = chunk;
-      process.nextTick(this.flush);
+      process.nextTick(this.flushTurn);
     } else {
       this.pending += chunk;
     }
@@ -118,6 +118,25 @@ export class ResponseWriter implements StreamPace {
     this.flush();
     this.response.end();
   }
+
+  /**
+   * The turn's chunk, at the end of the turn: written with the socket corked and uncorked at
+   * once, so it leaves now. A write to an uncorked socket makes Node cork it and uncork it on
+   * a tick of its own: the same one syscall, after one more tick per stream per turn.
+   */
+  private readonly flushTurn = (): void => {
+    const socket = this.response.socket;
+    if (!socket || socket.writableCorked || this.pending === '') {
+      this.flush();
+      return;
+    }
+    socket.cork();
+    try {
+      this.flush();
+    } finally {
+      socket.uncork();
+    }
+  };
 
   private readonly flush = (): void => {
     const chunk = this.pending;
