@@ -1,7 +1,6 @@
 import { type TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
-import { digits } from './redis-append-command';
 import { taskSnapshotBuffer } from './redis-snapshot-json';
 
 /**
@@ -119,6 +118,16 @@ const SPACE = 0x20;
 /** An event's flags as the script and the PUBLISH carry them ('t' a tool frame, 'e' the end). */
 function flagsOf(event: TaskEvent): string {
   return event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-';
+}
+
+/** The decimal digits of a positive integer. */
+function digits(n: number): number {
+  let count = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    count += 1;
+  }
+  return count;
 }
 
 /** The script call (KEYS and ARGV of APPEND_SCRIPT): resolves 1 when stored, 0 when another writer holds the lease. */

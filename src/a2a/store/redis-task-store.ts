@@ -6,7 +6,6 @@ import type Redis from 'ioredis';
 import { invalidParams, isKnownError, serviceUnavailable } from '../a2a-errors';
 import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
-import { EvalShaCommand, isNoScript, scriptSha, takesEvalShaCommand } from './redis-append-command';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
 import { defineScript, inSlices, type ScriptCall } from './redis-scripts';
@@ -153,8 +152,6 @@ export class RedisTaskStore extends TaskStore {
   readonly retention?: RedisRetention;
   /** The appenders' script calls of one turn leave in one write. */
   private readonly turnWrites: RedisTurnWrites;
-  /** The append script's calls go as an EvalShaCommand (false: through defineCommand, see appendCall). */
-  private readonly appendsAsCommand: boolean;
   /** The store's scripts, called by SHA1 (see defineScript). */
   private readonly scripts: Record<'replaceClaim' | 'releaseClaim' | 'createQueued' | 'takeOver' | 'renewLeases' | 'expiredLeases', ScriptCall>;
 
@@ -176,7 +173,6 @@ export class RedisTaskStore extends TaskStore {
       expiredLeases: defineScript(redis, 'toolstreamExpiredLeases', EXPIRED_LEASES_SCRIPT),
     };
     options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
-    this.appendsAsCommand = takesEvalShaCommand(options.redis);
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
     this.subscriber = options.redis.duplicate();
@@ -301,23 +297,6 @@ export class RedisTaskStore extends TaskStore {
     );
   }
 
-  /**
-   * One call of the append script (an appender's batch): an EvalShaCommand, about 1.4 kB of heap
-   * less per call than ioredis's defined command. When Redis lacks the script, the call goes
-   * again through the defined command, which sends the script's text (EVAL) and so loads it.
-   */
-  private appendCall(keys: readonly Buffer[], args: (string | Buffer)[]): Promise<number> {
-    if (!this.appendsAsCommand) return this.definedAppend(keys, args);
-    return (this.redis.sendCommand(new EvalShaCommand(APPEND_SHA, keys, args)) as Promise<number>).catch((err: unknown) => {
-      if (isNoScript(err)) return this.definedAppend(keys, args);
-      throw err;
-    });
-  }
-
-  private definedAppend(keys: readonly Buffer[], args: (string | Buffer)[]): Promise<number> {
-    return (this.redis as unknown as { toolstreamAppend(...a: (string | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args);
-  }
-
   /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
   private register(id: string, owner: string, lease: string, storedSeq: number, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
     const local = new Set<RedisTaskReplica>();
@@ -328,7 +307,7 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => this.turnWrites.corked(() => this.appendCall(keys, args)),
+      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
       defer: (send) => this.turnWrites.defer(send),
       later: (send) => this.turnWrites.later(send),
       warn: (message) => this.logger.warn(message),
@@ -1054,8 +1033,6 @@ export class RedisTaskReplica implements TaskView {
     }
   }
 }
-
-const APPEND_SHA = scriptSha(APPEND_SCRIPT);
 
 /** Seconds a client is told to wait while Redis is unreachable (Retry-After). */
 const REDIS_RETRY_AFTER_S = 2;
