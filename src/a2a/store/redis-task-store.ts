@@ -81,25 +81,15 @@ const TAIL_EVENTS = 512;
 /** …and at most this many JSON characters of them (frames can be large: a listener past it reads the stream). */
 const TAIL_CHARS = 1024 * 1024;
 
-/**
- * Events a writer's record keeps in its log: the newest only. Redis holds a task's events for
- * every reader (this instance's streams read them from the appender's batches and from the
- * stream, as on any other instance, see localReplica), and the appender holds those not yet
- * stored. Events kept for the task's whole run outlived the young generation's collections,
- * which copied and then promoted them (see docs/deploying.md, "What a paced frame waits for").
- */
-const WRITER_LOG_EVENTS = 1;
-
 /** A task this instance writes. */
 interface Written {
   record: TaskRecord;
   lease: string;
   appender: RedisTaskAppender;
   /**
-   * Replicas on this instance that follow it (every stream here follows one, see localReplica):
-   * handed each batch by the appender once it is stored, not through the PUBLISH (this instance
-   * does not subscribe to its own tasks' channels while it holds their lease), and reading older
-   * events from the record's log while it holds them, else from the stream.
+   * Replicas on this instance that follow it: handed each batch by the appender once it is
+   * stored, and reading older events from the record's log, not through the PUBLISH and the
+   * stream (this instance does not subscribe to its own tasks' channels while it holds their lease).
    */
   local: Set<RedisTaskReplica>;
 }
@@ -293,7 +283,7 @@ export class RedisTaskStore extends TaskStore {
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
     return this.register(init.id, owner, lease, 0, (onEvent) =>
-      new TaskRecord({ ...init, maxEvents: WRITER_LOG_EVENTS, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
+      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
     );
   }
 
@@ -355,31 +345,6 @@ export class RedisTaskStore extends TaskStore {
     });
   }
 
-  /**
-   * A task written here, as a reader sees it (GetTask, SubscribeToTask): its state and snapshot
-   * as the record holds them now, its events as Redis holds them, read as on any other instance
-   * (the tail the appender hands over, then the stream). Not the record itself: a stream that
-   * followed the record got each event before Redis had stored it, so a client resuming on
-   * another instance, or after this one died, could find in Redis less than it had seen (and a
-   * taker of the run numbers its next event after the newest stored one); and the record's log
-   * keeps only the newest events (see WRITER_LOG_EVENTS).
-   */
-  private localReplica({ record }: Written): RedisTaskReplica {
-    const lastSeq = record.lastSeq;
-    return new RedisTaskReplica(this, {
-      id: record.id,
-      contextId: record.contextId,
-      owner: record.owner,
-      state: record.state,
-      statusTime: record.statusTime,
-      lastSeq,
-      newestSeq: lastSeq,
-      // Redis keeps at least the newest maxEventsPerTask of them (MAXLEN ~).
-      firstSeq: Math.max(1, lastSeq - this.options.maxEventsPerTask + 1),
-      snapshot: record.snapshot(),
-    });
-  }
-
   /** The writer's entry while this instance holds the task's lease. */
   private writing(id: string): Written | undefined {
     const entry = this.written.get(id);
@@ -392,8 +357,8 @@ export class RedisTaskStore extends TaskStore {
   }
 
   private async getTask(id: string): Promise<TaskView | undefined> {
-    const local = this.writing(id);
-    if (local) return this.localReplica(local);
+    const local = this.written.get(id);
+    if (local) return local.record;
     const [[, hash], [, first]] = (await this.redis
       .multi()
       .hgetall(this.key('task', id))
@@ -686,7 +651,7 @@ export class RedisTaskStore extends TaskStore {
         owner: head.owner,
         message: head.snapshot.history[0],
         text: hash.userText ?? '',
-        maxEvents: WRITER_LOG_EVENTS,
+        maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
         packWhenSettled: false,
