@@ -1,3 +1,7 @@
+import { Message } from '@a2a-js/sdk';
+import { TaskStore } from '../src/a2a';
+import type { RedisTaskStore } from '../src/a2a/store/redis-task-store';
+import type { TaskEventStream, StreamPace } from '../src/a2a/task-stream';
 import { parseToolCall } from '../src/extensions';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
@@ -36,6 +40,30 @@ async function trickle(run: ScriptedRun, count: number): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   run.reply(`ran ${count} tools`);
+}
+
+/** A consumer's pace the test opens and shuts (a response whose buffer is full, then drained). */
+function gate(): StreamPace & { shut(): void; open(): void } {
+  let shut = false;
+  let waiting: (() => void)[] = [];
+  return {
+    ready: () => !shut,
+    whenReady: (callback) => {
+      waiting.push(callback);
+      return () => (waiting = waiting.filter((w) => w !== callback));
+    },
+    shut: () => (shut = true),
+    open: () => {
+      shut = false;
+      for (const callback of waiting.splice(0)) callback();
+    },
+  };
+}
+
+/** The sequence numbers a stream hands over, resolved once it ends (rejected if it fails). */
+function seqsOf(events: TaskEventStream): Promise<number[]> {
+  const seqs: number[] = [];
+  return new Promise((resolve, reject) => events.attach({ next: (event) => seqs.push(event.seq), error: reject, complete: () => resolve(seqs) }));
 }
 
 /** One contract, both task stores: in Redis mode the app is one instance of role all on a redis-server of the suite's own. */
@@ -225,6 +253,53 @@ describe.each(STORE_MODES)('replay and reconnect (e2e, %s store)', (mode) => {
       await capped.close();
     }
   });
+
+  // Each alone: a stream that holds the task's events for itself holds them for the other too.
+  // (In Redis mode the stream that started the task does not hold its place yet: it joins this list once it does.)
+  it.each(['a stream that follows it on its writing instance'])(
+    'a stream that takes its events slowly, more than the cap but less than twice it behind, gets every event, ids contiguous: %s',
+    async (which) => {
+      // 700 events behind: past the cap (400), past what a Redis replica keeps in its tail (512), within twice the cap.
+      const capped = await startScriptedA2aApp(manual, { maxEventsPerTask: 400, cancelOnDisconnect: false, ...store.options() });
+      try {
+        const stored = async (): Promise<void> => {
+          if (mode === 'redis') await (capped.app.get(TaskStore) as RedisTaskStore).flushed();
+          await new Promise((resolve) => setImmediate(resolve));
+        };
+        const pace = gate();
+        const nextRun = capped.worker.nextRun();
+        const message = Message.fromJSON(wireMessage('slow'));
+        const starter = which === 'the stream that started the task';
+        const started = await capped.tasks.startStreaming({ message, text: 'slow', caller: undefined }, { toolFrames: true, pace: starter ? pace : undefined });
+        // The other one takes every event as it comes.
+        const other = starter ? undefined : seqsOf(started.events);
+        const run = await nextRun;
+        // Once the run is taken: this instance writes the task.
+        const stream = seqsOf(starter ? started.events : capped.tasks.follow((await capped.tasks.find(run.id, undefined))!, { after: 0, toolFrames: true, pace }));
+        run.progress('thinking');
+        await stored();
+        pace.shut();
+        for (let i = 0; i < 350; i++) {
+          run.started(`c${i}`, 'calculator', { i });
+          run.completed(`c${i}`, 'calculator', i);
+          if (i % 50 === 0) await stored();
+        }
+        await stored();
+        pace.open();
+        for (let i = 350; i < 360; i++) {
+          run.started(`c${i}`, 'calculator', { i });
+          run.completed(`c${i}`, 'calculator', i);
+        }
+        run.reply('done');
+        // Task, thinking, 720 frames, answer, COMPLETED.
+        const every = Array.from({ length: 724 }, (_, i) => i + 1);
+        expect(await stream).toEqual(every);
+        if (other) expect(await other).toEqual(every);
+      } finally {
+        await capped.close();
+      }
+    },
+  );
 
   it('keeps an idle stream alive with a comment line', async () => {
     const quick = await startScriptedA2aApp(manual, { keepAliveMs: 30, ...store.options() });
