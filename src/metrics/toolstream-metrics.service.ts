@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { ModuleRef } from '@nestjs/core';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { Subscription } from 'rxjs';
 import { TaskService, type A2aMetrics } from '../a2a';
 import { EXECUTOR_TOOLS } from '../executor';
 import { AgentRuntimeService, type ToolCallOutcome } from '../runtime';
@@ -35,7 +34,7 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
   private readonly owned: string[] = [];
   private tasks?: TaskService;
   private labels: ToolLabels;
-  private subscription?: Subscription;
+  private stopCounting?: () => void;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
   private readonly toolDuration: DurationHistogram;
   /** Each tool series, by tool label and outcome: its label set and its calls so far. */
@@ -153,22 +152,26 @@ export class ToolstreamMetrics implements OnApplicationBootstrap, OnModuleDestro
     this.zeroToolSeries();
     this.tasks = this.find(TaskService);
     const runtime = this.find(AgentRuntimeService);
-    this.subscription = runtime?.toolCalls$().subscribe((call) => this.recordToolCall(call));
+    this.stopCounting = runtime?.onToolCall((name, outcome, seconds) => this.countToolCall(name, outcome, seconds));
   }
 
   onModuleDestroy(): void {
-    this.subscription?.unsubscribe();
+    this.stopCounting?.();
     // A registry of the host's outlives this module: take back what was put in it.
     if (this.settings.registry) for (const name of this.owned) this.registry.removeSingleMetric(name);
   }
 
   /** One ended tool call; its name becomes a label only if it is a registered tool's. */
   recordToolCall(call: ToolCallOutcome): void {
-    const tool = this.labels.label(call.name);
+    this.countToolCall(call.name, call.outcome, call.seconds);
+  }
+
+  private countToolCall(name: string, outcome: ToolCallOutcome['outcome'], seconds: number): void {
+    const tool = this.labels.label(name);
     // Every series exists from the start (zeroToolSeries): its label object is made once, not per call.
-    const series = (this.series.get(tool) ?? this.addToolSeries(tool))[call.outcome];
+    const series = (this.series.get(tool) ?? this.addToolSeries(tool))[outcome];
     series.calls++;
-    series.duration.observe(call.seconds);
+    series.duration.observe(seconds);
   }
 
   /** The Prometheus text exposition of the registry. */

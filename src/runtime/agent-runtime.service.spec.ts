@@ -192,6 +192,41 @@ describe('AgentRuntimeService', () => {
     w.sub.unsubscribe();
   });
 
+  it('calls onToolCall listeners with each ended call; one that throws reaches neither the run nor the others, and a stopped one hears nothing more', async () => {
+    executor.scripts.set('tl', [
+      { event: frame('a', 'lookup', 'started') },
+      { event: frame('a', 'lookup', 'completed', { result: 1 }) },
+      { event: frame('b', 'fetch', 'started') },
+      { event: frame('b', 'fetch', 'failed', { error: 'x' }) },
+      { event: reply('done') },
+    ]);
+    const heard: [string, string][] = [];
+    const stopThrowing = runtime.onToolCall(() => {
+      throw new Error('listener broke');
+    });
+    const stopHearing = runtime.onToolCall((name, outcome, seconds) => {
+      expect(seconds).toBeGreaterThanOrEqual(0);
+      heard.push([name, outcome]);
+    });
+    const w = watch(bus, 'tl');
+    bus.publishRequest({ correlationId: 'tl', message: 'go' });
+    await w.done;
+    expect(heard).toEqual([
+      ['lookup', 'completed'],
+      ['fetch', 'failed'],
+    ]);
+    expect(w.seen.at(-1)).toEqual({ kind: 'reply', payload: { status: 'completed', text: 'done' } });
+    stopHearing();
+    stopThrowing();
+    executor.scripts.set('tl2', [{ event: frame('c', 'calc', 'started') }, { event: frame('c', 'calc', 'completed', { result: 2 }) }, { event: reply('done') }]);
+    const w2 = watch(bus, 'tl2');
+    bus.publishRequest({ correlationId: 'tl2', message: 'go' });
+    await w2.done;
+    expect(heard).toHaveLength(2);
+    w.sub.unsubscribe();
+    w2.sub.unsubscribe();
+  });
+
   it('gives the executor the history as LangChain messages, then the new message', async () => {
     executor.scripts.set('h', [{ event: reply('ok') }]);
     const w = watch(bus, 'h');

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { context, type Context, type Span } from '@opentelemetry/api';
-import { Subject, type Observable, type Subscription } from 'rxjs';
+import { Observable, type Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
 import { requireForRoot } from '../common/require-for-root';
 import type { ToolCallArtifactData } from '../extensions';
@@ -53,6 +53,11 @@ export interface ToolCallOutcome {
   seconds: number;
 }
 
+/** Hears of each ended tool call, its parts as arguments (no ToolCallOutcome made per call). */
+export type ToolCallListener = (name: string, outcome: ToolCallOutcome['outcome'], seconds: number) => void;
+
+const NO_TOOL_CALL_LISTENERS: readonly ToolCallListener[] = Object.freeze([]);
+
 function toExecutorInput(request: SkillRequest): ExecutorInput {
   if (!request.history?.length) return request.message;
   const messages: BaseMessage[] = request.history.map((turn) =>
@@ -72,7 +77,12 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
   private readonly logger = new Logger(AgentRuntimeService.name);
   private readonly runs = new Map<string, Run>();
   private readonly busSubscriptions: Subscription[] = [];
-  private readonly toolCalls = new Subject<ToolCallOutcome>();
+  /**
+   * Who hears of ended tool calls: a list replaced when one comes or goes, called directly. Every
+   * tool call of every run passes here; an RxJS Subject made a closure, an iterator and its
+   * results, and an outcome object per call.
+   */
+  private toolCallListeners = NO_TOOL_CALL_LISTENERS;
   private readonly options: RuntimeModuleOptions;
 
   constructor(
@@ -111,7 +121,16 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
 
   /** Every tool call that ends in a run of this runtime, as its terminal frame is published. */
   toolCalls$(): Observable<ToolCallOutcome> {
-    return this.toolCalls.asObservable();
+    return new Observable<ToolCallOutcome>((subscriber) => this.onToolCall((name, outcome, seconds) => subscriber.next({ name, outcome, seconds })));
+  }
+
+  /** As toolCalls$, without an object per call; returns the function that stops listening. */
+  onToolCall(listener: ToolCallListener): () => void {
+    this.toolCallListeners = [...this.toolCallListeners, listener];
+    return () => {
+      const listeners = this.toolCallListeners.filter((known) => known !== listener);
+      this.toolCallListeners = listeners.length ? listeners : NO_TOOL_CALL_LISTENERS;
+    };
   }
 
   /** Number of runs not yet settled. */
@@ -230,12 +249,18 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     if (open === run.openTool) run.openTool = undefined;
     else run.openTools?.delete(frame.toolCallId);
     if (open.span) endToolSpan(open.span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
-    if (!this.toolCalls.observed) return;
-    this.toolCalls.next({
-      name: open.name,
-      outcome: frame.phase === 'completed' ? 'completed' : 'failed',
-      seconds: (performance.now() - open.startedAt) / 1000,
-    });
+    const listeners = this.toolCallListeners;
+    if (listeners.length === 0) return;
+    const outcome = frame.phase === 'completed' ? 'completed' : 'failed';
+    const seconds = (performance.now() - open.startedAt) / 1000;
+    for (let i = 0; i < listeners.length; i++) {
+      try {
+        listeners[i](open.name, outcome, seconds);
+      } catch (err) {
+        // A listener's failure must not reach the run (a Subject reported it apart as well).
+        this.logger.error(`a tool call listener threw: ${errorMessage(err)}`);
+      }
+    }
   }
 
   private settle(run: Run, reply: ReplyPayload): void {
