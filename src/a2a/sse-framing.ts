@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
-import { SseMessageFraming, type TaskEvent } from './task-event';
+import { SseMessageFraming, joined, type TaskEvent } from './task-event';
 import type { StreamPace, TaskEventStream } from './task-stream';
 
 export type JsonRpcId = string | number | null;
@@ -187,7 +187,7 @@ export class TaskSseStream {
     const writer = this.writer ?? new ResponseWriter(response);
     const { version, endsQuietly } = this;
     const prefix = this.framing.binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
-    const messages = new SseMessageFraming(`\n${prefix}`, this.framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n');
+    const messages = new SseMessageFraming(joined('\n', prefix), this.framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n');
     let wrote = false;
     let ended = false;
     let timer: NodeJS.Timeout | undefined;

@@ -88,6 +88,17 @@ export class TaskEvent {
 }
 
 /**
+ * The pieces as one flat string. A `+` or a template literal makes a string of pieces (a cons
+ * string) instead, and a message put together from such pieces is a tree the socket write walks
+ * leaf by leaf to measure and copy it (`Buffer.byteLength` flattens it: 5 % of the server's
+ * samples at one stream); `Array.join` makes a flat one. For the text a stream or a task repeats
+ * in every message: made once, walked once per write.
+ */
+export function joined(...pieces: string[]): string {
+  return pieces.join('');
+}
+
+/**
  * How one stream frames its events' SSE messages: what comes between the `id` and an event's
  * JSON (`line`: the line break, `data: ` and, for JSON-RPC, the response's opening) and after it
  * (`end`). It also keeps those joined with the constant text of the tool frames of the task it
@@ -107,19 +118,19 @@ export class SseMessageFraming {
     readonly line: string,
     readonly end: string,
   ) {
-    this.toolEnd = TOOL_EVENT_TAIL_JSON + end;
-    this.toolLastEnd = TOOL_EVENT_LAST_TAIL_JSON + end;
+    this.toolEnd = joined(TOOL_EVENT_TAIL_JSON, end);
+    this.toolLastEnd = joined(TOOL_EVENT_LAST_TAIL_JSON, end);
   }
 }
 
 const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
-const TOOL_PART_TAIL_JSON = `"metadata":{"mimeType":${JSON.stringify(TOOL_CALL_V1_MIME_TYPE)}},"mediaType":${JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE)}}`;
-const TOOL_ARTIFACT_MIDDLE_JSON = `,"name":${TOOL_ARTIFACT_NAME_JSON},"parts":[{"data":`;
-const TOOL_EVENT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}}}`;
+const TOOL_PART_TAIL_JSON = joined('"metadata":{"mimeType":', JSON.stringify(TOOL_CALL_V1_MIME_TYPE), '},"mediaType":', JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE), '}');
+const TOOL_ARTIFACT_MIDDLE_JSON = joined(',"name":', TOOL_ARTIFACT_NAME_JSON, ',"parts":[{"data":');
+const TOOL_EVENT_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']}}}');
 /** A tool frame's artifact alone (as a snapshot lists it): the same text as in the event. */
 const TOOL_ARTIFACT_OPENING_JSON = '{"artifactId":';
-const TOOL_ARTIFACT_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]}`;
-const TOOL_EVENT_LAST_TAIL_JSON = `,${TOOL_PART_TAIL_JSON}]},"lastChunk":true}}`;
+const TOOL_ARTIFACT_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']}');
+const TOOL_EVENT_LAST_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']},"lastChunk":true}}');
 
 /**
  * A tool-call-v1 frame's event (the artifact update of the tool's artifact), serialised by hand:
@@ -161,7 +172,7 @@ export class ToolFrameEvent extends TaskEvent {
     if (version !== '1.0') return super.sseMessage(version, framing);
     if (framing.toolHead !== this.head) {
       framing.toolHead = this.head;
-      framing.toolLine = framing.line + this.head;
+      framing.toolLine = joined(framing.line, this.head);
     }
     return 'id: ' + this.seq + framing.toolLine + this.artifactIdJson + TOOL_ARTIFACT_MIDDLE_JSON + this.frameJson + (this.lastChunk ? framing.toolLastEnd : framing.toolEnd);
   }

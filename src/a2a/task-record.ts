@@ -6,7 +6,7 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent } from './task-event';
+import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, joined } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -263,7 +263,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const id = frame.toolCallId;
     const found = this.artifacts.get(id);
     // A later frame of a tool shares the artifact id's JSON its earlier one made.
-    const idJson = found instanceof KeptTool ? found.artifactIdJson() : JSON.stringify(toolArtifactId(id));
+    const idJson = found instanceof KeptTool ? found.artifactIdJson() : flat(JSON.stringify(toolArtifactId(id)), QUOTE);
     let event: ToolFrameEvent;
     try {
       event = this.toolFrameEvent(frame, idJson);
@@ -559,7 +559,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
    */
   private toolFrameEvent(frame: ToolCallArtifactData, idJson: string): ToolFrameEvent {
-    this.toolEventHead ??= `{"artifactUpdate":{"taskId":${JSON.stringify(this.id)},"contextId":${JSON.stringify(this.contextId)},"artifact":{"artifactId":`;
+    this.toolEventHead ??= joined('{"artifactUpdate":{"taskId":', JSON.stringify(this.id), ',"contextId":', JSON.stringify(this.contextId), ',"artifact":{"artifactId":');
     return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, idJson, flat(JSON.stringify(frame)), frame.phase !== 'started');
   }
 
@@ -644,14 +644,18 @@ class KeptTool {
   }
 }
 
+const BRACE = 123;
+const QUOTE = 34;
+
 /**
  * The same string, flat: JSON.stringify returns a string of pieces (a cons string) past 32
- * characters, which a retained event would keep as four or five objects and the socket write
- * would flatten again each time. Reading a character flattens it in place (the garbage collector
- * then drops the pieces); a frame's JSON always starts with '{'.
+ * characters, which a retained event would keep as four or five objects and every socket write
+ * of a message holding it would walk. Reading a character flattens it in place (the garbage
+ * collector then drops the pieces); the read is checked (a frame's JSON starts with '{', a
+ * string's with '"'), so the compiler cannot drop it.
  */
-function flat(json: string): string {
-  if (json.charCodeAt(0) !== 123) throw new Error('a tool frame serialised to something other than an object');
+function flat(json: string, first = BRACE): string {
+  if (json.charCodeAt(0) !== first) throw new Error(`expected JSON starting with ${String.fromCharCode(first)}`);
   return json;
 }
 
