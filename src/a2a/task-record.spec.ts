@@ -150,6 +150,72 @@ describe('TaskRecord', () => {
     expect(packed.logged.map((event) => packed.task.log.get(event.seq)?.json)).toEqual(packed.logged.map((event) => event.json));
   });
 
+  describe('kept when settled (keptWhenSettled, as the in-memory store keeps its tasks)', () => {
+    const make = (keptWhenSettled: boolean, tools = 0): { task: TaskRecord; logged: TaskEvent[] } => {
+      const logged: TaskEvent[] = [];
+      const task = new TaskRecord({
+        id: 't1',
+        contextId: 'c1',
+        owner: undefined,
+        message: userMessage('ünïcødé ✓ \u2028'),
+        text: 'hello',
+        maxEvents: 1_000,
+        maxFinishedTools: 100,
+        onEvent: (event) => logged.push(event),
+        packWhenSettled: false,
+        keptWhenSettled,
+      });
+      for (let i = 0; i < tools; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
+      return { task, logged };
+    };
+    const endings: [string, (task: TaskRecord) => void][] = [
+      ['completed', (task) => task.complete('done')],
+      ['completed after streamed pieces', (task) => (task.narrate('thinking'), task.answer('do', false, false), task.answer('ne', true, true), task.complete('done'))],
+      ['completed with other text than streamed', (task) => (task.answer('draft', false, false), task.complete('final'))],
+      ['failed', (task) => task.fail('boom')],
+      ['cancelled', (task) => (task.answer('partial', false, false), task.cancel('stop'))],
+    ];
+    const views = (task: TaskRecord): unknown[] =>
+      [undefined, { historyLength: 0 }, { historyLength: 1 }, { historyLength: 5 }, { includeArtifacts: false }].map((options) => task.snapshot(options));
+
+    beforeEach(() => jest.useFakeTimers({ now: Date.parse('2026-12-04T12:00:00Z') }));
+    afterEach(() => jest.useRealTimers());
+
+    it.each(endings)('a task without tools, %s: compacted, it reads as it would uncompacted (snapshots, every event)', (_, end) => {
+      const compact = make(true);
+      const plain = make(false);
+      end(compact.task);
+      end(plain.task);
+      expect(views(compact.task)).toEqual(views(plain.task));
+      expect(compact.task.snapshotArtifacts()).toEqual(plain.task.snapshotArtifacts());
+      expect(compact.task.state).toBe(plain.task.state);
+      const json = (task: TaskRecord): (string | undefined)[] => Array.from({ length: task.lastSeq }, (_, i) => task.log.get(i + 1)?.json);
+      expect(json(compact.task)).toEqual(json(plain.task));
+      expect(json(compact.task)).toEqual(compact.logged.map((event) => event.json));
+      expect(compact.task.log.get(compact.task.lastSeq)?.terminal).toBe(true);
+      expect(compact.task.bytes).toBe(plain.task.bytes);
+      // Compacted: its events are packed (fresh objects on each read), its history decoded from JSON.
+      expect(compact.logged.filter((event) => compact.task.log.get(event.seq) === event)).toEqual([]);
+      expect(plain.logged.filter((event) => plain.task.log.get(event.seq) === event)).toHaveLength(plain.logged.length);
+      expect(compact.task.snapshot().history).not.toBe(compact.task.snapshot().history);
+    });
+
+    it('a task with tools keeps its events as the objects it logged (its kept tools share them)', () => {
+      const { task, logged } = make(true, 3);
+      task.complete('done');
+      expect(logged.filter((event) => task.log.get(event.seq) === event)).toHaveLength(logged.length);
+      expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-c0', 'tool-call-c1', 'tool-call-c2', 'answer']);
+    });
+
+    it('a log of more than 64 events is not packed, the rest is compacted', () => {
+      const { task, logged } = make(true);
+      for (let i = 0; i < 70; i++) task.narrate(`step ${i}`);
+      task.complete('done');
+      expect(logged.filter((event) => task.log.get(event.seq) === event)).toHaveLength(logged.length);
+      expect(task.snapshot({ historyLength: 1 }).history[0].parts[0].content).toEqual({ $case: 'text', value: 'done' });
+    });
+  });
+
   it('weighs its retained events exactly while blocks of them are packed and dropped', () => {
     const task = newTask(300);
     const retainedBytes = (): number => {

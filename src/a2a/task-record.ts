@@ -1,4 +1,4 @@
-import { Role, TaskState, type Artifact, type Message, type Part, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
+import { Role, Task, TaskState, type Artifact, type Message, type Part, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
 import {
   TOOL_CALL_V1_ARTIFACT_NAME,
   emitToolCall,
@@ -42,6 +42,17 @@ const NO_STRINGS = Object.freeze([]) as unknown as string[];
 /** The followers of a task nobody follows (one frozen list for all of them). */
 const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
 
+/**
+ * A compacted settled task's history and artifacts (they are in its Task's JSON): one frozen
+ * list, and one empty map for all of them, which nothing writes (every writer returns once the
+ * task is terminal).
+ */
+const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
+const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
+
+/** The most events a settled task's log packs into one block when it is compacted (see compactSettled). */
+const SMALL_LOG = 64;
+
 function answerArtifact(text: string): Artifact {
   return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: NO_STRINGS };
 }
@@ -80,10 +91,15 @@ interface TaskRecordInit {
    * events as compact as they get). A shared store that forgets the record as soon as its end is
    * stored says false: packing would only make new objects (a string of the task's frames, tens
    * of kB) that the young-generation GC copies, at the moment when tasks that started together
-   * end together. The in-memory store says false too: its tasks' events are mostly promoted by
-   * then, and packing them promoted them a second time (see in-memory-task-store.ts).
+   * end together. A store that keeps the settled record says `keptWhenSettled` instead.
    */
   packWhenSettled?: boolean;
+  /**
+   * Whether the store keeps the record once it has settled, for replay, GetTask and ListTasks
+   * (the in-memory store keeps up to 10,000): a task that kept no tool is then compacted as it
+   * settles (see compactSettled), and no other log is packed (packWhenSettled is not read).
+   */
+  keptWhenSettled?: boolean;
   /**
    * The task as another writer left it (a shared store's snapshot and last event): this record
    * takes over its writing from `lastSeq + 1` on, instead of starting it with a Task event.
@@ -137,14 +153,16 @@ export class TaskRecord implements TaskView, TaskWriter {
   private streamedAnswer: { text: string; last: boolean } | undefined;
   private settledPromise?: Promise<void>;
 
-  private readonly history: Message[];
+  private history: Message[];
+  /** A compacted settled task's Task as JSON: its history and artifacts are read from it (see compactSettled). */
+  private settledTaskJson?: string;
   /**
    * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
    * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
    * built and hashed per frame), and built only for a snapshot (snapshots are rare, frames are
    * not); any other artifact by a symbol of its own (ANSWER_KEY for the answer).
    */
-  private readonly artifacts = new Map<string | symbol, Artifact | KeptTool>();
+  private artifacts = new Map<string | symbol, Artifact | KeptTool>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
@@ -164,6 +182,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   private readonly packWhenSettled: boolean;
+  private readonly keptWhenSettled: boolean;
   /**
    * Its followers (usually one), in a list replaced rather than changed: every event goes through
    * it, and walking a Set made an iterator and its results per event. NO_FOLLOWERS while it has none.
@@ -190,6 +209,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
     this.packWhenSettled = init.packWhenSettled ?? true;
+    this.keptWhenSettled = init.keptWhenSettled ?? false;
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     if (init.resumed) this.restore(init.resumed);
@@ -338,16 +358,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** The task as A2A `Task`, built on demand (never per event). */
   snapshot(options: SnapshotOptions = {}): Task {
     const { historyLength, includeArtifacts = true } = options;
-    const history =
-      historyLength === undefined ? [...this.history] : historyLength === 0 ? [] : this.history.slice(-historyLength);
-    return {
-      id: this.id,
-      contextId: this.contextId,
-      status: this.status,
-      artifacts: includeArtifacts ? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a)) : [],
-      history,
-      metadata: undefined,
-    };
+    const settled = this.settledTaskJson === undefined ? undefined : Task.fromJSON(JSON.parse(this.settledTaskJson));
+    const all = settled?.history ?? this.history;
+    const history = historyLength === undefined ? [...all] : historyLength === 0 ? [] : all.slice(-historyLength);
+    let artifacts: Artifact[] = [];
+    if (includeArtifacts) artifacts = settled?.artifacts ?? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
+    return { id: this.id, contextId: this.contextId, status: this.status, artifacts, history, metadata: undefined };
   }
 
   /**
@@ -356,6 +372,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * without decoding the frame and encoding it again).
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
+    if (this.settledTaskJson !== undefined) return this.snapshot().artifacts;
     return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
   }
 
@@ -585,9 +602,28 @@ export class TaskRecord implements TaskView, TaskWriter {
     }
   }
 
+  /**
+   * A settled task that kept no tool, as its store keeps it: a small log's events packed in one
+   * block (a string and two arrays of numbers, not an event object and a JSON string of pieces
+   * each), and its history and artifacts as its Task's JSON (one string, not the ~25 objects of
+   * its messages, parts, answer artifact and artifacts' map), which GetTask and ListTasks
+   * decode. A short task's objects are still young when it ends: the next scavenge drops them,
+   * instead of copying them twice, and no mark-compact marks them while the task is kept. A task
+   * with tools keeps its objects: its kept tools share its events, which were likely promoted
+   * while it ran (packing them copied them once more).
+   */
+  private compactSettled(): void {
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) return;
+    if (this.log.size <= SMALL_LOG) this.log.pack();
+    this.settledTaskJson = flat(JSON.stringify(Task.toJSON(this.snapshot())));
+    this.history = NO_MESSAGES;
+    this.artifacts = NO_ARTIFACTS;
+  }
+
   private settle(): void {
+    if (this.keptWhenSettled) this.compactSettled();
     // The task is kept for replay as it is now: its events in blocks, not one object each.
-    if (this.packWhenSettled) this.log.pack();
+    else if (this.packWhenSettled) this.log.pack();
     const callbacks = this.onSettled;
     this.onSettled = undefined;
     if (callbacks) for (const callback of callbacks) callback();

@@ -109,16 +109,16 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   create(init: NewTask): Promise<WrittenTask> {
-    // Not packed when it settles: its events, already promoted, stay the objects they are (its
-    // kept tools share them), instead of a new string of all of them that the young generation
-    // copies and promotes again (585 -> 425 B promoted per frame at 1,000 streams of 100 calls; a
-    // finished task of 100 calls 76.8 -> 71.7 KB). What exceeded a block is packed as it ran.
+    // Kept once settled: a task with tools is not packed then (its events, already promoted,
+    // stay the objects they are, which its kept tools share, instead of a new string of all of
+    // them that the young generation copies and promotes again: 585 -> 425 B promoted per frame
+    // at 1,000 streams of 100 calls); a task without is compacted (see TaskRecord.compactSettled).
     const task = new StoredTask(
       withFields(init, {
         maxEvents: this.options.maxEventsPerTask,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onStatus: this.onStatus,
-        packWhenSettled: false,
+        keptWhenSettled: true,
       }),
     );
     const claim = this.pendingClaims.get(task.id);
