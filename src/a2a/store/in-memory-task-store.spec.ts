@@ -178,6 +178,34 @@ describe('InMemoryTaskStore', () => {
       expect((await store.conversation('ctx', 'alice')).tasks).toBe(1);
     });
 
+    it('keeps a conversation right as its tasks come and go in any order (one task, then several, then one again)', async () => {
+      store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 2 });
+      const inContext = async (owner: string): Promise<WrittenTask[]> => (await store.list(owner, { pageSize: 10, contextId: 'ctx' })).tasks as WrittenTask[];
+      const a = await create('alice', 'ctx');
+      expect(await inContext('alice')).toEqual([a]);
+      const b = await create('alice', 'ctx');
+      const c = await create('alice', 'ctx');
+      const d = await create('bob', 'ctx');
+      finish(b);
+      finish(a);
+      expect((await store.conversation('ctx', 'alice')).tasks).toBe(3);
+      finish(await create('alice', 'elsewhere'));
+      expect(await store.get(b.id)).toBeUndefined();
+      expect(await inContext('alice')).toEqual([a, c]);
+      finish(c);
+      finish(d);
+      expect(await store.get(a.id)).toBeUndefined();
+      expect(await inContext('alice')).toEqual([c]);
+      expect(await inContext('bob')).toEqual([d]);
+      expect((await store.conversation('ctx', 'alice')).turns.map((turn) => turn.text)).toEqual([c.id, 'done']);
+      const e = await create('alice', 'ctx');
+      expect(await inContext('alice')).toEqual([e, c]);
+      finish(e);
+      finish(await create('alice', 'elsewhere'));
+      expect(await inContext('alice')).toEqual([e]);
+      expect(await inContext('bob')).toEqual([]);
+    });
+
     it("forgets a task's message claim with the task, and a claim given back before its task existed", async () => {
       store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 1 });
       expect(await store.claimMessage('alice', 'm-1', 't-claimed')).toBeUndefined();

@@ -65,8 +65,12 @@ interface OwnerIndex {
  */
 export class InMemoryTaskStore extends TaskStore {
   private readonly tasks = new Map<string, StoredTask>();
-  /** Each conversation's tasks (an array: most conversations hold one task, and a Set per task cost more). */
-  private readonly contexts = new Map<string, StoredTask[]>();
+  /**
+   * Each conversation's tasks: the task itself while it holds one (most do: an array of one per
+   * kept task was two objects more for every collection to copy and mark), else an array (a Set
+   * per task cost more).
+   */
+  private readonly contexts = new Map<string, StoredTask | StoredTask[]>();
   private readonly owners = new Map<CallerId, OwnerIndex>();
   /**
    * The finished tasks' expiry times (each task's `expiresAt`) soonest first from `expiryHead` on:
@@ -128,8 +132,9 @@ export class InMemoryTaskStore extends TaskStore {
     }
     this.tasks.set(task.id, task);
     const context = this.contexts.get(task.contextId);
-    if (context) context.push(task);
-    else this.contexts.set(task.contextId, [task]);
+    if (context === undefined) this.contexts.set(task.contextId, task);
+    else if (context instanceof StoredTask) this.contexts.set(task.contextId, [context, task]);
+    else context.push(task);
     this.file(task);
     return Promise.resolve(task);
   }
@@ -172,7 +177,7 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   conversation(contextId: string, owner: CallerId): Promise<Conversation> {
-    const tasks = (this.contexts.get(contextId) ?? []).filter((task) => task.owner === owner);
+    const tasks = this.contextTasks(contextId).filter((task) => task.owner === owner);
     const turns = tasks.flatMap((task) =>
       task.answerText === undefined
         ? []
@@ -350,10 +355,19 @@ export class InMemoryTaskStore extends TaskStore {
     }
     this.tasks.delete(task.id);
     const context = this.contexts.get(task.contextId);
-    const at = context?.indexOf(task) ?? -1;
-    if (context && at >= 0) context.splice(at, 1);
-    if (context?.length === 0) this.contexts.delete(task.contextId);
+    if (context === task) this.contexts.delete(task.contextId);
+    else if (Array.isArray(context)) {
+      const at = context.indexOf(task);
+      if (at >= 0) context.splice(at, 1);
+      if (context.length === 1) this.contexts.set(task.contextId, context[0]);
+    }
     this.unfile(task);
+  }
+
+  /** A conversation's tasks, oldest first (a new array for a conversation of one). */
+  private contextTasks(contextId: string): StoredTask[] {
+    const context = this.contexts.get(contextId);
+    return context === undefined ? [] : context instanceof StoredTask ? [context] : context;
   }
 
   private statusChanged(task: StoredTask): void {
@@ -404,7 +418,7 @@ export class InMemoryTaskStore extends TaskStore {
   /** A conversation holds at most maxHistoryLength tasks per caller: sorting them is cheap. */
   private listContext(owner: CallerId, query: ListTasksQuery, before: number | undefined): TaskPage {
     const index = this.owners.get(owner);
-    const keyed = (this.contexts.get(query.contextId ?? '') ?? [])
+    const keyed = this.contextTasks(query.contextId ?? '')
       .filter(
         (task) =>
           task.owner === owner &&
