@@ -151,15 +151,16 @@ describe('TaskRecord', () => {
   });
 
   describe('kept when settled (keptWhenSettled, as the in-memory store keeps its tasks)', () => {
-    const make = (keptWhenSettled: boolean, tools = 0): { task: TaskRecord; logged: TaskEvent[] } => {
+    const message = userMessage('ünïcødé ✓ \u2028');
+    const make = (keptWhenSettled: boolean, tools = 0, maxEvents = 1_000): { task: TaskRecord; logged: TaskEvent[] } => {
       const logged: TaskEvent[] = [];
       const task = new TaskRecord({
         id: 't1',
         contextId: 'c1',
         owner: undefined,
-        message: userMessage('ünïcødé ✓ \u2028'),
+        message,
         text: 'hello',
-        maxEvents: 1_000,
+        maxEvents,
         maxFinishedTools: 100,
         onEvent: (event) => logged.push(event),
         packWhenSettled: false,
@@ -194,10 +195,25 @@ describe('TaskRecord', () => {
       expect(json(compact.task)).toEqual(compact.logged.map((event) => event.json));
       expect(compact.task.log.get(compact.task.lastSeq)?.terminal).toBe(true);
       expect(compact.task.bytes).toBe(plain.task.bytes);
-      // Compacted: its events are packed (fresh objects on each read), its history decoded from JSON.
+      // Compacted: its events are packed (fresh objects on each read), the user's message read from its Task event.
       expect(compact.logged.filter((event) => compact.task.log.get(event.seq) === event)).toEqual([]);
       expect(plain.logged.filter((event) => plain.task.log.get(event.seq) === event)).toHaveLength(plain.logged.length);
-      expect(compact.task.snapshot().history).not.toBe(compact.task.snapshot().history);
+      expect(compact.task.snapshot().history[0]).not.toBe(message);
+      expect(plain.task.snapshot().history[0]).toBe(message);
+    });
+
+    it('keeps its messages when a hold kept its log past its capacity (a trim could drop the Task event later)', () => {
+      const compact = make(true, 0, 2);
+      const plain = make(false, 0, 2);
+      const releases = [compact, plain].map(({ task }) => task.hold(0));
+      for (const { task } of [compact, plain]) {
+        task.narrate('thinking');
+        task.complete('done');
+      }
+      releases.forEach((release) => release());
+      expect(compact.task.log.firstSeq).toBeGreaterThan(1);
+      expect(views(compact.task)).toEqual(views(plain.task));
+      expect(compact.task.snapshot().history[0]).toBe(message);
     });
 
     it('a task with tools keeps its events as the objects it logged (its kept tools share them)', () => {

@@ -1,4 +1,4 @@
-import { Role, Task, TaskState, type Artifact, type Message, type Part, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Task, type Message, type Part, type StreamResponse, type TaskStatus } from '@a2a-js/sdk';
 import {
   TOOL_CALL_V1_ARTIFACT_NAME,
   emitToolCall,
@@ -43,9 +43,9 @@ const NO_STRINGS = Object.freeze([]) as unknown as string[];
 const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
 
 /**
- * A compacted settled task's history and artifacts (they are in its Task's JSON): one frozen
- * list, and one empty map for all of them, which nothing writes (every writer returns once the
- * task is terminal).
+ * A compacted settled task's history and artifacts (built again on demand, see compactSettled):
+ * one frozen list, and one empty map for all of them, which nothing writes (every writer returns
+ * once the task is terminal).
  */
 const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
 const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
@@ -154,8 +154,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledPromise?: Promise<void>;
 
   private history: Message[];
-  /** A compacted settled task's Task as JSON: its history and artifacts are read from it (see compactSettled). */
-  private settledTaskJson?: string;
+  /** A compacted settled task's answer artifact's text, if it has one (see compactSettled). */
+  private settledAnswer?: string;
   /**
    * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
    * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
@@ -358,11 +358,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** The task as A2A `Task`, built on demand (never per event). */
   snapshot(options: SnapshotOptions = {}): Task {
     const { historyLength, includeArtifacts = true } = options;
-    const settled = this.settledTaskJson === undefined ? undefined : Task.fromJSON(JSON.parse(this.settledTaskJson));
-    const all = settled?.history ?? this.history;
+    const compacted = this.history === NO_MESSAGES;
+    const all = compacted ? this.settledHistory() : this.history;
     const history = historyLength === undefined ? [...all] : historyLength === 0 ? [] : all.slice(-historyLength);
     let artifacts: Artifact[] = [];
-    if (includeArtifacts) artifacts = settled?.artifacts ?? Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
+    if (includeArtifacts && compacted) artifacts = this.settledAnswer === undefined ? [] : [answerArtifact(this.settledAnswer)];
+    else if (includeArtifacts) artifacts = Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
     return { id: this.id, contextId: this.contextId, status: this.status, artifacts, history, metadata: undefined };
   }
 
@@ -372,7 +373,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * without decoding the frame and encoding it again).
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
-    if (this.settledTaskJson !== undefined) return this.snapshot().artifacts;
+    if (this.history === NO_MESSAGES) return this.snapshot().artifacts;
     return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
   }
 
@@ -605,19 +606,34 @@ export class TaskRecord implements TaskView, TaskWriter {
   /**
    * A settled task that kept no tool, as its store keeps it: a small log's events packed in one
    * block (a string and two arrays of numbers, not an event object and a JSON string of pieces
-   * each), and its history and artifacts as its Task's JSON (one string, not the ~25 objects of
-   * its messages, parts, answer artifact and artifacts' map), which GetTask and ListTasks
-   * decode. A short task's objects are still young when it ends: the next scavenge drops them,
-   * instead of copying them twice, and no mark-compact marks them while the task is kept. A task
-   * with tools keeps its objects: its kept tools share its events, which were likely promoted
-   * while it ran (packing them copied them once more).
+   * each), and its history and answer artifact (~25 objects: messages, parts, the artifacts'
+   * map) dropped: a snapshot (GetTask, ListTasks) builds them again from its Task event (the
+   * user's message) and its answer's text. A short task's objects are still young when it
+   * ends: the next scavenge drops them, instead of copying them twice, and no mark-compact marks
+   * them while the task is kept. A task with tools keeps its objects: its kept tools share its
+   * events, which were likely promoted while it ran (packing them copied them once more).
    */
   private compactSettled(): void {
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) return;
+    const answer = this.artifacts.get(ANSWER_KEY);
+    if (this.artifacts.size !== (answer === undefined ? 0 : 1)) return;
     if (this.log.size <= SMALL_LOG) this.log.pack();
-    this.settledTaskJson = flat(JSON.stringify(Task.toJSON(this.snapshot())));
+    // The Task event holds the user's message for good: no trim can drop it (the log is within its capacity).
+    if (this.log.firstSeq !== 1 || this.log.size > this.log.capacity) return;
+    // Only complete() adds to the history: the answer's message.
+    if (this.history.length !== (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) return;
+    const content = (answer as Artifact | undefined)?.parts[0]?.content;
+    this.settledAnswer = content?.$case === 'text' ? content.value : undefined;
     this.history = NO_MESSAGES;
     this.artifacts = NO_ARTIFACTS;
+  }
+
+  /** A compacted task's history: the user's message as its Task event holds it, and the answer's message (as complete() made it). */
+  private settledHistory(): Message[] {
+    const payload = (this.log.get(1) as TaskEvent).response.payload;
+    if (payload?.$case !== 'task') throw new Error(`task ${this.id}: its first event is not its Task`);
+    const history = payload.value.history.slice(0, 1);
+    if (this.state === TaskState.TASK_STATE_COMPLETED) history.push(this.agentMessage(`${this.id}-answer`, this.answerText ?? ''));
+    return history;
   }
 
   private settle(): void {
