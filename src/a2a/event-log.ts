@@ -164,8 +164,10 @@ export class EventLog<T> {
     count -= skip;
     if (!this.packing || count <= 0) return;
     const at = this.tailStart + skip;
-    if (this.blocks === NO_BLOCKS) this.blocks = [];
-    this.blocks.push(this.packing.pack(this.tail.slice(at, at + count) as T[], from));
+    const block = this.packing.pack(this.tail.slice(at, at + count) as T[], from);
+    // A log's first block makes a list of one (a push into an empty list reserves room for 17: a settled task's log packs one).
+    if (this.blocks === NO_BLOCKS) this.blocks = [block];
+    else this.blocks.push(block);
     this.tail = this.tail.slice(at + count);
     this.tailStart = 0;
     this.tailFirst = from + count;
