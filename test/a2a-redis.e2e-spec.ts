@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
@@ -127,6 +128,41 @@ describe('tasks shared through Redis (e2e)', () => {
     expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
   });
 
+  it('a resume on the instance that writes the task gets an event only once Redis holds it, as a resume elsewhere would', async () => {
+    const a = await instance();
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await runStarted;
+    const stream = readSse(response)[Symbol.asyncIterator]();
+    const taskId = summarise([(await stream.next()).value as SseMessage])[0].value.id as string;
+    run.progress('thinking');
+    await stream.next();
+    const client = new Redis(redis.url);
+    try {
+      // Redis takes no write for a while: the append of the next event waits.
+      await client.client('PAUSE', 1_000, 'WRITE');
+      run.started('c0', 'calculator', { i: 0 });
+      await eventually(() => (a.record(taskId)?.lastSeq ?? 0) === 3, 5_000, 'the frame, written');
+      // A resume after event 2, and a subscription without Last-Event-ID (a Task numbered as the newest event).
+      const [resumed, fresh] = await Promise.all([
+        rpc(a.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': '2' }, signal: abort.signal }),
+        rpc(a.base, 'SubscribeToTask', { id: taskId }, { signal: abort.signal }),
+      ]);
+      const first = (await readSse(resumed)[Symbol.asyncIterator]().next()).value as SseMessage;
+      expect(first.id).toBe('3');
+      const snapshot = summarise([(await readSse(fresh)[Symbol.asyncIterator]().next()).value as SseMessage])[0];
+      expect(snapshot).toMatchObject({ id: 3, kind: 'task' });
+      // What these clients saw, Redis holds: a resume with Last-Event-ID 3 on any instance misses nothing.
+      expect(await client.xrange(`e2e:events:${taskId}`, '3-1', '3-1')).toHaveLength(1);
+    } finally {
+      await client.client('UNPAUSE');
+      client.disconnect();
+      abort.abort();
+      run.reply('done');
+    }
+  });
+
   it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
     const a = await instance(slowTool);
     const b = await instance(manual, { role: 'api' });
@@ -142,9 +178,12 @@ describe('tasks shared through Redis (e2e)', () => {
     expect(a.worker.cancels).toEqual([{ correlationId: run.id, reason: 'cancelled by the client' }]);
   });
 
-  it('cancelOnDisconnect counts a client that rejoins on another instance within the grace period', async () => {
+  // On the writing instance too: a rejoin there followed the writer's record until it got a
+  // replica (localReplica in src/a2a/store/redis-task-store.ts); neither the first stream's view
+  // nor Redis's follower count saw it, and the run was cancelled although the client was back.
+  it.each(['another instance', 'the instance that writes the task'])('cancelOnDisconnect counts a client that rejoins on %s within the grace period', async (where) => {
     const a = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
-    const b = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400, role: 'api' });
+    const rejoinOn = where === 'another instance' ? await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400, role: 'api' }) : a;
     const abort = new AbortController();
     const started = a.worker.nextRun();
     const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
@@ -156,7 +195,7 @@ describe('tasks shared through Redis (e2e)', () => {
       if (first.length === 2) break;
     }
     abort.abort();
-    const rejoined = collect(await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
+    const rejoined = collect(await rpc(rejoinOn.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
     await new Promise((r) => setTimeout(r, 800));
     expect(a.worker.cancels).toEqual([]);
     run.reply('still here');

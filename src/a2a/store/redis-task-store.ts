@@ -81,18 +81,39 @@ const TAIL_EVENTS = 512;
 /** …and at most this many JSON characters of them (frames can be large: a listener past it reads the stream). */
 const TAIL_CHARS = 1024 * 1024;
 
+/**
+ * Events a writer's record keeps in its log: the newest only. Every stream follows a task
+ * through a replica, also on the instance that writes it (getTask): there the replica is handed
+ * each batch once Redis stored it and keeps the events its slowest stream still needs (see
+ * RedisTaskReplica.keepTail), and the appender holds those not yet stored. Events kept by the
+ * record for the task's whole run outlived the young generation's collections, which copied and
+ * then promoted them (docs/deploying.md, "What a paced frame waits for").
+ */
+const WRITER_LOG_EVENTS = 1;
+
 /** A task this instance writes. */
 interface Written {
   record: TaskRecord;
   lease: string;
   appender: RedisTaskAppender;
   /**
-   * Replicas on this instance that follow it: handed each batch by the appender once it is
-   * stored, and reading older events from the record's log, not through the PUBLISH and the
-   * stream (this instance does not subscribe to its own tasks' channels while it holds their lease).
+   * Replicas on this instance that follow it (every stream here follows one): handed each batch
+   * by the appender once it is stored, not through the PUBLISH (this instance does not subscribe
+   * to its own tasks' channels while it holds their lease); older events they read from the stream.
    */
   local: Set<RedisTaskReplica>;
+  /** Readers waiting for Redis to hold the events up to a seq (see storedThrough). */
+  waiting: Set<StoredWaiter>;
 }
+
+interface StoredWaiter {
+  seq: number;
+  /** true: stored; false: this instance no longer writes the task. */
+  done(stored: boolean): void;
+}
+
+/** How long a reader on the writing instance waits for the task's newest events to be stored (Redis answering, one round trip). */
+const STORED_WAIT_MS = 2_000;
 
 interface Head {
   id: string;
@@ -283,13 +304,14 @@ export class RedisTaskStore extends TaskStore {
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
     return this.register(init.id, owner, lease, 0, (onEvent) =>
-      new TaskRecord({ ...init, maxEvents: this.options.maxEventsPerTask, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
+      new TaskRecord({ ...init, maxEvents: WRITER_LOG_EVENTS, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
     );
   }
 
   /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
   private register(id: string, owner: string, lease: string, storedSeq: number, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
     const local = new Set<RedisTaskReplica>();
+    const waiting = new Set<StoredWaiter>();
     const appender = new RedisTaskAppender({
       lease,
       keys: [this.key('task', id), this.key('events', id), this.key('owner', owner)],
@@ -305,12 +327,13 @@ export class RedisTaskStore extends TaskStore {
       storedSeq,
       onStored: (seq, state, events) => {
         for (const replica of local) replica.advance(seq, state, events);
+        for (const waiter of waiting) if (waiter.seq <= seq) waiter.done(true);
       },
       onLeaseLost: () => this.followThroughRedis(entry),
     });
     const record = makeRecord((event) => appender.enqueue(event));
     appender.record = record;
-    const entry: Written = { record, lease, appender, local };
+    const entry: Written = { record, lease, appender, local, waiting };
     this.written.set(id, entry);
     // Replicas that began following before this instance took the task (a queued run) follow it here from now on.
     const channel = this.key('channel', id);
@@ -329,15 +352,20 @@ export class RedisTaskStore extends TaskStore {
    * no longer returns the entry): its replicas follow the task through Redis again.
    */
   private followThroughRedis(entry: Written): void {
+    for (const waiter of entry.waiting) waiter.done(false);
     const replicas = [...entry.local];
     entry.local.clear();
-    for (const replica of replicas) this.watch(replica);
+    for (const replica of replicas) {
+      replica.fedHere = false;
+      this.watch(replica);
+    }
   }
 
-  /** A replica of a task written here: its stored events come from the appender and the record's log. */
+  /** A replica of a task written here: its stored events come from the appender. */
   private watchLocally(replica: RedisTaskReplica, entry: Written): void {
     if (entry.local.has(replica)) return;
     entry.local.add(replica);
+    replica.fedHere = true;
     // What was stored before it was told of it (or before this instance took the task over).
     const { storedSeq, storedState } = entry.appender;
     queueMicrotask(() => {
@@ -356,9 +384,60 @@ export class RedisTaskStore extends TaskStore {
     return this.written.get(id)?.record;
   }
 
+  /**
+   * A task written here, as a reader sees it (GetTask, SubscribeToTask): its state and snapshot
+   * as the record holds them now, handed out once Redis holds every event up to it, and its
+   * events as Redis holds them, fed here by the appender (see watch). Not the record itself: its
+   * followers got each event as it was written, before Redis stored it, so a client resuming on
+   * another instance, or after this one died, could find less than it had seen (and the run's
+   * next owner numbers its next event after the newest stored one); and a stream here that
+   * follows a replica is counted as a follower, as on any other instance (cancelOnDisconnect).
+   */
+  private async localReplica(entry: Written): Promise<RedisTaskReplica | undefined> {
+    const { record } = entry;
+    const lastSeq = record.lastSeq;
+    const head: Head = {
+      id: record.id,
+      contextId: record.contextId,
+      owner: record.owner,
+      state: record.state,
+      statusTime: record.statusTime,
+      lastSeq,
+      newestSeq: lastSeq,
+      // Redis keeps at least the newest maxEventsPerTask of them (MAXLEN ~).
+      firstSeq: Math.max(1, lastSeq - this.options.maxEventsPerTask + 1),
+      snapshot: record.snapshot(),
+    };
+    return (await this.storedThrough(entry, lastSeq)) ? new RedisTaskReplica(this, head) : undefined;
+  }
+
+  /**
+   * Resolves true once Redis holds the task's events up to `seq`, false if this instance stops
+   * writing the task first; fails after STORED_WAIT_MS (Redis unreachable: a 503, see unavailableIfDown).
+   */
+  private storedThrough(entry: Written, seq: number): Promise<boolean> {
+    if (entry.appender.storedSeq >= seq) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      const waiter: StoredWaiter = {
+        seq,
+        done: (stored) => {
+          clearTimeout(timer);
+          entry.waiting.delete(waiter);
+          resolve(stored);
+        },
+      };
+      const timer = setTimeout(() => {
+        entry.waiting.delete(waiter);
+        reject(new Error(`event ${seq} of task ${entry.record.id} was not stored within ${STORED_WAIT_MS} ms`));
+      }, STORED_WAIT_MS);
+      entry.waiting.add(waiter);
+    });
+  }
+
   private async getTask(id: string): Promise<TaskView | undefined> {
-    const local = this.written.get(id);
-    if (local) return local.record;
+    const entry = this.writing(id);
+    const local = entry && (await this.localReplica(entry));
+    if (local) return local;
     const [[, hash], [, first]] = (await this.redis
       .multi()
       .hgetall(this.key('task', id))
@@ -480,19 +559,8 @@ export class RedisTaskStore extends TaskStore {
     await Promise.all([...this.written.values()].map((entry) => entry.appender.drained()));
   }
 
-  /**
-   * Events read from the task's stream after `after`, at most `count`: from the record's log
-   * when this instance writes the task and still holds them (only those already stored, so a
-   * reader here sees nothing that a reader elsewhere could miss).
-   */
+  /** Events read from the task's stream after `after`, at most `count`. */
   async read(id: string, after: number, count = READ_BATCH): Promise<TaskEvent[]> {
-    const entry = this.writing(id);
-    if (entry && entry.record.log.retainsAfter(after)) {
-      const events: TaskEvent[] = [];
-      const to = Math.min(entry.appender.storedSeq, after + count);
-      for (let seq = after + 1; seq <= to; seq++) events.push(entry.record.log.get(seq) as TaskEvent);
-      return events;
-    }
     const entries = (await this.redis.xrange(this.key('events', id), `${after + 1}-1`, '+', 'COUNT', count)) as [string, string[]][];
     return entries.map(([entryId, fields]) => {
       const seq = Number(entryId.slice(0, entryId.indexOf('-')));
@@ -547,7 +615,10 @@ export class RedisTaskStore extends TaskStore {
   }
 
   unwatch(replica: RedisTaskReplica): void {
-    if (this.written.get(replica.id)?.local.delete(replica)) return;
+    if (this.written.get(replica.id)?.local.delete(replica)) {
+      replica.fedHere = false;
+      return;
+    }
     const channel = this.key('channel', replica.id);
     const set = this.watchers.get(channel);
     if (!set?.delete(replica) || set.size > 0) return;
@@ -651,7 +722,7 @@ export class RedisTaskStore extends TaskStore {
         owner: head.owner,
         message: head.snapshot.history[0],
         text: hash.userText ?? '',
-        maxEvents: this.options.maxEventsPerTask,
+        maxEvents: WRITER_LOG_EVENTS,
         maxFinishedTools: this.options.maxFinishedToolsPerTask,
         onEvent,
         packWhenSettled: false,
@@ -782,6 +853,11 @@ export class RedisTaskReplica implements TaskView {
   /** The JSON characters the tail holds. */
   private tailChars = 0;
   private settledPromise?: Promise<void>;
+  /**
+   * Fed by the appender of this instance, which writes the task (see RedisTaskStore.watch):
+   * the tail then holds its slowest stream's place, as the record's log does in memory.
+   */
+  fedHere = false;
 
   constructor(
     private readonly store: RedisTaskStore,
@@ -880,6 +956,15 @@ export class RedisTaskReplica implements TaskView {
       if (last !== undefined && event.seq <= last) continue;
       this.tail.push(event);
       this.tailChars += event.weight;
+    }
+    if (this.fedHere && this.listeners.size > 0) {
+      // On the writing instance the tail holds the events its streams still need (trimTail drops
+      // the others), from the slowest one's place up to twice maxEventsPerTask, as a task's log
+      // in memory holds a listener's place: a stream that started a long task, and fell behind
+      // what Redis keeps (MAXLEN), still gets every event. One further behind is cut (see pump).
+      // The batch that just came stays whole: the streams that take events now get it next.
+      this.dropTailHead(this.tail.length - 2 * this.store.maxEventsPerTask - events.length);
+      return;
     }
     // Bounded in count and in characters: a listener behind the tail reads the stream, where it
     // finds any gap past what Redis keeps and restarts from a snapshot, or is cut when it stopped
