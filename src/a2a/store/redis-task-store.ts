@@ -8,7 +8,7 @@ import { TaskEvent } from '../task-event';
 import { isTerminalState, TaskRecord, type CallerId, type SnapshotOptions, type TaskListener } from '../task-record';
 import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
-import { defineScript, inSlices, type ScriptCall } from './redis-scripts';
+import { defineScript, inSlices, ShaScript, type ScriptCall } from './redis-scripts';
 import { RedisTurnWrites } from './redis-turn-writes';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
@@ -163,6 +163,8 @@ export class RedisTaskStore extends TaskStore {
   readonly retention?: RedisRetention;
   /** The appenders' script calls of one turn leave in one write. */
   private readonly turnWrites: RedisTurnWrites;
+  /** The append script's calls (one per batch), by its SHA1. */
+  private readonly appendScript: ShaScript;
   /** The store's scripts, called by SHA1 (see defineScript). */
   private readonly scripts: Record<'replaceClaim' | 'releaseClaim' | 'createQueued' | 'takeOver' | 'renewLeases' | 'expiredLeases', ScriptCall>;
 
@@ -183,7 +185,7 @@ export class RedisTaskStore extends TaskStore {
       renewLeases: defineScript(redis, 'toolstreamRenewLeases', RENEW_LEASES_SCRIPT),
       expiredLeases: defineScript(redis, 'toolstreamExpiredLeases', EXPIRED_LEASES_SCRIPT),
     };
-    options.redis.defineCommand('toolstreamAppend', { numberOfKeys: 3, lua: APPEND_SCRIPT });
+    this.appendScript = new ShaScript(options.redis, APPEND_SCRIPT, 3);
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
     this.subscriber = options.redis.duplicate();
@@ -319,7 +321,11 @@ export class RedisTaskStore extends TaskStore {
       ownerMember: id,
       maxEventsPerTask: this.options.maxEventsPerTask,
       runningTtlMs: this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS,
-      append: (keys, args) => this.turnWrites.corked(() => (this.redis as unknown as { toolstreamAppend(...a: (string | number | Buffer)[]): Promise<number> }).toolstreamAppend(...keys, ...args)),
+      append: (keys, args) => {
+        this.turnWrites.cork();
+        return this.appendScript.call(keys, args) as Promise<number>;
+      },
+      afterFailure: (err) => this.appendScript.loaded(err),
       defer: (send) => this.turnWrites.defer(send),
       later: (send) => this.turnWrites.later(send),
       warn: (message) => this.logger.warn(message),

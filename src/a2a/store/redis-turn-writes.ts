@@ -10,14 +10,14 @@ import { MIN_CALL_GAP_MS } from './redis-task-appender';
  * streams' I/O, a burst of new requests) was a large part of it.
  *
  * The calls made together, and the next batches of appenders whose acknowledgements arrived
- * together, leave in one socket write (`corked`: the socket is corked until the promise
+ * together, leave in one socket write (`cork`: the socket is corked until the promise
  * callbacks queued so far have run): on loopback each write costs the instance tens of µs of
  * CPU and wakes Redis once more. The commands, their order and their replies are unchanged.
  */
 export class RedisTurnWrites {
   private readonly due: (() => void)[] = [];
   private readonly waiting: (() => void)[] = [];
-  private cork?: Redis['stream'];
+  private corkedStream?: Redis['stream'];
 
   constructor(private readonly redis: Redis) {}
 
@@ -43,20 +43,18 @@ export class RedisTurnWrites {
   }
 
   /**
-   * Issues commands with the socket corked: what is written before this turn's queued promise
-   * callbacks are done goes out in one write (acknowledgements that arrive together make their
-   * appenders send their next batches together, too).
+   * Corks the socket until this turn's queued promise callbacks are done: what is written
+   * meanwhile goes out in one write (acknowledgements that arrive together make their appenders
+   * send their next batches together, too). Call it right before issuing a command.
    */
-  corked<T>(issue: () => T): T {
-    if (!this.cork && this.redis.status === 'ready') {
-      const stream = this.redis.stream;
-      stream.cork();
-      this.cork = stream;
-      queueMicrotask(() => {
-        this.cork = undefined;
-        stream.uncork();
-      });
-    }
-    return issue();
+  cork(): void {
+    if (this.corkedStream || this.redis.status !== 'ready') return;
+    const stream = this.redis.stream;
+    stream.cork();
+    this.corkedStream = stream;
+    queueMicrotask(() => {
+      this.corkedStream = undefined;
+      stream.uncork();
+    });
   }
 }
