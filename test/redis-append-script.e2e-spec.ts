@@ -1,16 +1,17 @@
 import Redis from 'ioredis';
 import { TaskEvent } from '../src/a2a/task-event';
-import { APPEND_SCRIPT, appendHead, encodeBatch, type AppendHead } from '../src/a2a/store/redis-task-appender';
+import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
+import { ShaScript } from '../src/a2a/store/redis-scripts';
 import { startRedis, type TestRedis } from './support/redis-server';
 
 const KEYS = ['t:task', 't:events', 't:owner'];
 const CHANNEL = 't:channel';
 
-/** The script's ARGV for a batch (see APPEND_SCRIPT): lease, head, channel, batch, then the optional member, snapshot and answer. */
+/** The script's ARGV for a batch (see APPEND_SCRIPT): the payload (head, lease, channel, batch), then the optional member, snapshot and answer. */
 function argv(events: TaskEvent[], lease = 'lease-1', publish = true, head: Partial<AppendHead> = {}, optional: string[] = []): (string | Buffer)[] {
   const last = events[events.length - 1]?.seq ?? 0;
   const fields: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: last, ttlMs: 0, publish, member: false, snapshot: false, answer: false, ...head };
-  return [Buffer.from(lease), appendHead(fields), Buffer.from(CHANNEL), events.length > 0 ? encodeBatch(events) : '', ...optional];
+  return [encodeAppend(fields, appendTaskPart(lease, CHANNEL), events), ...optional];
 }
 
 /** JSON with what the batch's framing must survive: spaces, escaped newlines, multi-byte characters. */
@@ -77,7 +78,7 @@ describe('the append script, on a real Redis (e2e)', () => {
       watcher.on('pmessage', (_pattern: string, _channel: string, message: string) => messages.push(message));
       await watcher.psubscribe('t:*');
       const large = Array.from({ length: 60 }, (_, i) => event(i + 1));
-      expect(encodeBatch(large).length).toBeGreaterThan(4096);
+      expect(encodeAppend({ maxlen: 1, state: 'TASK_STATE_WORKING', statusTime: 1, lastSeq: 1, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false }, appendTaskPart('', ''), large).length).toBeGreaterThan(4096 + 50);
       expect(await append(argv(large))).toBe(1);
       // A small batch carries its events whoever listens.
       expect(await append(argv([event(61)]))).toBe(1);
@@ -116,5 +117,23 @@ describe('the append script, on a real Redis (e2e)', () => {
     // Only the answer: the member and the snapshot are not there to be read in its place.
     expect(await append(argv([event(3)], 'lease-1', true, { answer: true }, ['another']))).toBe(1);
     expect(await redis.hmget('t:task', 'snapshot', 'answer')).toEqual(['{"id":"t é"}', 'another']);
+  });
+
+  it('is sent by its SHA1 as one command; on a Redis that lost it (NOSCRIPT) it loads once and the same call goes again', async () => {
+    const script = new ShaScript(redis, APPEND_SCRIPT, 3);
+    expect(await script.call(KEYS, argv([event(1)]))).toBe(1);
+    await redis.script('FLUSH');
+    const err = await script.call(KEYS, argv([event(2)])).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(String(err)).toContain('NOSCRIPT');
+    // Loads for every caller that failed meanwhile at once (one SCRIPT LOAD).
+    const loading = script.loaded(err);
+    expect(script.loaded(err)).toBe(loading);
+    await loading;
+    expect(script.loaded(new Error('Connection is closed.'))).toBeUndefined();
+    expect(await script.call(KEYS, argv([event(2)]))).toBe(1);
+    expect(await redis.xlen('t:events')).toBe(2);
   });
 });

@@ -1,31 +1,45 @@
 import { Role } from '@a2a-js/sdk';
 import { TaskEvent, ToolFrameEvent } from '../task-event';
 import { TaskRecord, textPart } from '../task-record';
-import { encodeBatch, RedisTaskAppender, type AppendCall, type AppendHead } from './redis-task-appender';
+import { appendTaskPart, encodeAppend, RedisTaskAppender, type AppendCall, type AppendHead } from './redis-task-appender';
 
-/** The batch argument as APPEND_SCRIPT reads it: per event a newline, then seq, flags and JSON split at the first two spaces. */
-function decodeBatch(arg: string | Buffer): { seq: number; flags: string; json: string }[] {
-  const text = arg.toString();
-  if (text === '') return [];
-  expect(text[0]).toBe('\n');
-  return text
-    .slice(1)
-    .split('\n')
-    .map((line) => {
-      const a = line.indexOf(' ');
-      const b = line.indexOf(' ', a + 1);
-      return { seq: Number(line.slice(0, a)), flags: line.slice(a + 1, b), json: line.slice(b + 1) };
-    });
+/** The payload as APPEND_SCRIPT reads it: nine head fields, the lease and the channel by their byte lengths, then the batch. */
+function decodePayload(arg: string | Buffer): { head: string[]; lease: string; channel: string; batch: { seq: number; flags: string; json: string }[] } {
+  const bytes = Buffer.from(arg);
+  let at = 0;
+  const head: string[] = [];
+  while (head.length < 9) {
+    const space = bytes.indexOf(' ', at);
+    head.push(bytes.subarray(at, space).toString());
+    at = space + 1;
+  }
+  const lease = bytes.subarray(at, (at += Number(head[7]))).toString();
+  const channel = bytes.subarray(at, (at += Number(head[8]))).toString();
+  const text = bytes.subarray(at).toString();
+  if (text !== '') expect(text[0]).toBe('\n');
+  const batch =
+    text === ''
+      ? []
+      : text
+          .slice(1)
+          .split('\n')
+          .map((line) => {
+            const a = line.indexOf(' ');
+            const b = line.indexOf(' ', a + 1);
+            return { seq: Number(line.slice(0, a)), flags: line.slice(a + 1, b), json: line.slice(b + 1) };
+          });
+  return { head, lease, channel, batch };
 }
 
 /** A call's arguments as APPEND_SCRIPT reads them: the head's fields, and the optional arguments where the head says they follow. */
 type AppendArgs = Omit<AppendHead, 'member' | 'snapshot' | 'answer'> & { lease: string; member?: string; snapshot?: string; answer?: string };
 
 function readArgs(args: (string | Buffer)[]): AppendArgs {
-  const [maxlen, state, statusTime, lastSeq, ttlMs, publish, extra] = args[1].toString().split(' ');
-  const optional = args.slice(4).map(String);
+  const { head, lease } = decodePayload(args[0]);
+  const [maxlen, state, statusTime, lastSeq, ttlMs, publish, extra] = head;
+  const optional = args.slice(1).map(String);
   return {
-    lease: args[0].toString(),
+    lease,
     maxlen: Number(maxlen),
     state,
     statusTime: Number(statusTime),
@@ -45,10 +59,10 @@ class Calls {
   append: AppendCall = (keys, args) =>
     new Promise((resolve, reject) => {
       expect(keys.map(String)).toEqual(['t', 'e', 'o']);
-      expect(args[2].toString()).toBe('c');
-      const seqs = decodeBatch(args[3]).map((e) => e.seq);
+      expect(decodePayload(args[0]).channel).toBe('c');
+      const seqs = decodePayload(args[0]).batch.map((e) => e.seq);
       const read = readArgs(args);
-      expect(args).toHaveLength(4 + [read.member, read.snapshot, read.answer].filter((a) => a !== undefined).length);
+      expect(args).toHaveLength(1 + [read.member, read.snapshot, read.answer].filter((a) => a !== undefined).length);
       this.sent.push({
         seqs,
         snapshot: read.snapshot !== undefined,
@@ -72,6 +86,7 @@ function setUp(
   maxEventsPerTask = 1_000,
   later: (send: () => void) => void = queueMicrotask,
   minCallGapMs?: number,
+  afterFailure?: (err: unknown) => Promise<unknown> | undefined,
 ): {
   calls: Calls;
   appender: RedisTaskAppender;
@@ -95,6 +110,7 @@ function setUp(
     append: calls.append,
     later,
     minCallGapMs,
+    afterFailure,
     warn: (m) => warnings.push(m),
     onOverflow: (reason) => {
       overflows.push(reason);
@@ -115,29 +131,38 @@ function setUp(
   return { calls, appender, record, warnings, overflows, stored };
 }
 
-describe('encodeBatch', () => {
-  it('frames each event as a newline, its seq, flags and JSON, byte for byte, whatever the JSON holds', () => {
+describe('encodeAppend', () => {
+  const head: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_733_300_000_123, lastSeq: 10, ttlMs: 0, publish: true, member: true, snapshot: false, answer: true };
+
+  it('writes the head, the lease and channel by their byte lengths, then each event as a newline, its seq, flags and JSON, byte for byte, whatever the JSON holds', () => {
     const json = (seq: number): string => JSON.stringify({ seq, text: `a b\nc — ${'é'.repeat(seq)} 🙂` });
     const events = [new TaskEvent(7, json(7)), new TaskEvent(8, json(8), true), new TaskEvent(9, json(9), true, true), new TaskEvent(10, json(10), false, true)];
-    const buffer = encodeBatch(events);
+    const buffer = encodeAppend(head, appendTaskPart('lease é', 'chan 🙂'), events);
     expect(buffer.length).toBe(Buffer.byteLength(buffer.toString()));
-    expect(decodeBatch(buffer)).toEqual([
-      { seq: 7, flags: '-', json: json(7) },
-      { seq: 8, flags: 't-', json: json(8) },
-      { seq: 9, flags: 'te-', json: json(9) },
-      { seq: 10, flags: 'e-', json: json(10) },
-    ]);
+    expect(decodePayload(buffer)).toEqual({
+      head: ['1000', 'TASK_STATE_WORKING', '1733300000123', '10', '0', '1', 'ia', '8', '9'],
+      lease: 'lease é',
+      channel: 'chan 🙂',
+      batch: [
+        { seq: 7, flags: '-', json: json(7) },
+        { seq: 8, flags: 't-', json: json(8) },
+        { seq: 9, flags: 'te-', json: json(9) },
+        { seq: 10, flags: 'e-', json: json(10) },
+      ],
+    });
+    const none = encodeAppend({ ...head, ttlMs: 60_000, publish: false, member: false, answer: false }, appendTaskPart('l', 'c'), []);
+    expect(none.toString()).toBe('1000 TASK_STATE_WORKING 1733300000123 10 60000 0 - 1 1 lc');
   });
 
   it("writes a tool frame's event from its pieces, the same bytes as its JSON", () => {
-    const head = '{"artifactUpdate":{"taskId":"t1","contextId":"ctx-ünï 🙂","artifact":{"artifactId":';
+    const opening = '{"artifactUpdate":{"taskId":"t1","contextId":"ctx-ünï 🙂","artifact":{"artifactId":';
     const frames = [
-      new ToolFrameEvent(12, head, '"tool-é"', JSON.stringify({ toolCallId: 'é', phase: 'started', args: { q: '日本 a b' } }), false),
-      new ToolFrameEvent(123456, head, '"tool-2"', JSON.stringify({ toolCallId: '2', phase: 'completed', result: 4 }), true),
+      new ToolFrameEvent(12, opening, '"tool-é"', JSON.stringify({ toolCallId: 'é', phase: 'started', args: { q: '日本 a b' } }), false),
+      new ToolFrameEvent(123456, opening, '"tool-2"', JSON.stringify({ toolCallId: '2', phase: 'completed', result: 4 }), true),
     ];
-    const buffer = encodeBatch(frames);
+    const buffer = encodeAppend(head, appendTaskPart('l', 'c'), frames);
     expect(buffer.length).toBe(Buffer.byteLength(buffer.toString()));
-    expect(decodeBatch(buffer)).toEqual([
+    expect(decodePayload(buffer).batch).toEqual([
       { seq: 12, flags: 't-', json: frames[0].json },
       { seq: 123456, flags: 't-', json: frames[1].json },
     ]);
@@ -346,6 +371,34 @@ describe('RedisTaskAppender', () => {
     // One warning for the outage and one when it is over, not one per retry.
     expect(warnings.filter((w) => w.includes('failed'))).toHaveLength(1);
     expect(warnings.filter((w) => w.includes('back'))).toHaveLength(1);
+  });
+
+  it('sends the same call again, once, when its failure says it can go again (the script missing after a restart): no outage, no warning', async () => {
+    let load = (): void => undefined;
+    const noScript = (err: unknown): Promise<void> | undefined => (String(err).includes('NOSCRIPT') ? new Promise<void>((resolve) => (load = resolve)) : undefined);
+    const { calls, record, appender, warnings } = setUp(1_000, queueMicrotask, undefined, noScript);
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('a');
+    await turn();
+    calls.sent[1].reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+    record.narrate('b');
+    await turn();
+    // Nothing goes before the script is loaded.
+    expect(calls.sent).toHaveLength(2);
+    load();
+    await turn();
+    expect(calls.sent[2].seqs).toEqual(calls.sent[1].seqs);
+    expect(calls.sent[2].args).toEqual(calls.sent[1].args);
+    expect(warnings).toEqual([]);
+    // Failing so again: an outage, retried later with what came meanwhile.
+    calls.sent[2].reject(new Error('NOSCRIPT No matching script. Please use EVAL.'));
+    await new Promise((r) => setTimeout(r, 80));
+    expect(calls.sent[3].seqs).toEqual([...calls.sent[1].seqs, record.lastSeq]);
+    calls.sent[3].resolve(1);
+    await appender.drained();
+    expect(calls.stored).toEqual(Array.from({ length: record.lastSeq }, (_, i) => i + 1));
+    expect(warnings.filter((w) => w.includes('failed'))).toHaveLength(1);
   });
 
   it('fails the task when more than maxEventsPerTask events wait for Redis, and still stores them all later', async () => {

@@ -11,37 +11,44 @@ import { taskSnapshotBuffer } from './redis-snapshot-json';
  * the head, then the stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
  * never stores one twice. The keys' time to live and the owner index are written only when the
  * writer says they are due (not on every batch: each is one more command inside Redis).
- * KEYS: task hash, event stream, owner index. ARGV: lease, the head (see appendHead: maxlen,
- * state, statusTime, lastSeq, time to live while running or 0 when not due, 1 when the PUBLISH
- * may carry the batch's events or 0 when too large for it (followers read the stream), and which
- * of the optional arguments follow: `i` the owner index member, `s` the snapshot, `a` the answer,
- * `-` none), channel, the batch (see encodeBatch), then the optional arguments in that order.
- * The batch: per event a newline, its seq, flags and JSON, separated by one space, which is also
- * how the PUBLISH carries them after its first line. JSON text never holds a raw newline, and
- * neither a seq nor the flags a space, so the first two spaces after a newline end the seq and the flags.
- * Few arguments, the fixed ones in buffers: ioredis builds a string or two per string argument
- * for each call (about 1.4 kB of heap per call less than twelve arguments, most of them strings).
+ * KEYS: task hash, event stream, owner index. ARGV: the payload (see encodeAppend), then the
+ * optional arguments the head names, in this order: `i` the owner index member, `s` the
+ * snapshot, `a` the answer.
+ * The payload, in one buffer: the head (maxlen, state, statusTime, lastSeq, time to live while
+ * running or 0 when not due, 1 when the PUBLISH may carry the batch's events or 0 when too large
+ * for it (followers read the stream), the optional arguments that follow or `-`, and the lease's
+ * and the channel's lengths in bytes, each followed by one space), the lease and the channel
+ * (the task's part, made once per task), then the batch: per event a newline, its seq, flags and
+ * JSON, separated by one space, which is also how the PUBLISH carries them after its first line.
+ * JSON text never holds a raw newline, and neither a seq nor the flags a space, so the first two
+ * spaces after a newline end the seq and the flags.
+ * One argument for all of it: ioredis writes a few strings per argument of each call (its RESP
+ * header, a length), and a string argument once more, whole; about 0.5 kB of heap per call less
+ * than the lease, head, channel and batch as four.
  */
 export const APPEND_SCRIPT = `
+local payload = ARGV[1]
+local maxlen, state, statusTime, lastSeq, ttl, publish, extra, leaseBytes, channelBytes, from = string.match(payload, '^(%d+) (%S+) (%d+) (%d+) (%d+) (%d) (%S+) (%d+) (%d+) ()')
+local channelAt = from + tonumber(leaseBytes)
+local at = channelAt + tonumber(channelBytes)
 local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
-if head[1] ~= ARGV[1] then return 0 end
-local maxlen, state, statusTime, lastSeq, ttl, publish, extra = string.match(ARGV[2], '^(%d+) (%S+) (%d+) (%d+) (%d+) (%d) (%S+)$')
-local optional = 5
+if head[1] ~= string.sub(payload, from, channelAt - 1) then return 0 end
+local channel = string.sub(payload, channelAt, at - 1)
+local optional = 2
 local member, snapshot, answer
 if string.find(extra, 'i', 1, true) then member = ARGV[optional]; optional = optional + 1 end
 if string.find(extra, 's', 1, true) then snapshot = ARGV[optional]; optional = optional + 1 end
 if string.find(extra, 'a', 1, true) then answer = ARGV[optional] end
 local stored = tonumber(head[2] or '0') or 0
-local batch = ARGV[4]
-local size = #batch
-local at = 1
+local size = #payload
+local batchAt = at
 while at < size do
-  local a = string.find(batch, ' ', at + 1, true)
-  local b = string.find(batch, ' ', a + 1, true)
-  local e = string.find(batch, '\\n', b + 1, true) or (size + 1)
-  local seq = string.sub(batch, at + 1, a - 1)
+  local a = string.find(payload, ' ', at + 1, true)
+  local b = string.find(payload, ' ', a + 1, true)
+  local e = string.find(payload, '\\n', b + 1, true) or (size + 1)
+  local seq = string.sub(payload, at + 1, a - 1)
   if tonumber(seq) > stored then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, seq .. '-1', 'f', string.sub(batch, a + 1, b - 1), 'j', string.sub(batch, b + 1, e - 1))
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, seq .. '-1', 'f', string.sub(payload, a + 1, b - 1), 'j', string.sub(payload, b + 1, e - 1))
   end
   at = e
 end
@@ -64,12 +71,13 @@ if ttl ~= '0' then
 end
 if member then redis.call('ZADD', KEYS[3], statusTime, member) end
 local message = last .. ' ' .. state
-if publish == '1' and size > 0 and (size < 4096 or redis.call('PUBSUB', 'NUMSUB', ARGV[3])[2] > 0) then message = message .. batch end
-redis.call('PUBLISH', ARGV[3], message)
+local batchSize = size - batchAt + 1
+if publish == '1' and batchSize > 0 and (batchSize < 4096 or redis.call('PUBSUB', 'NUMSUB', channel)[2] > 0) then message = message .. string.sub(payload, batchAt) end
+redis.call('PUBLISH', channel, message)
 return 1
 `;
 
-/** What APPEND_SCRIPT's head argument says (every field but `state` a whole number). */
+/** What APPEND_SCRIPT's head says (every field but `state` a whole number). */
 export interface AppendHead {
   maxlen: number;
   state: string;
@@ -79,31 +87,47 @@ export interface AppendHead {
   ttlMs: number;
   /** The PUBLISH may carry the batch's events. */
   publish: boolean;
-  /** The owner index member, the snapshot and the answer follow the batch (in this order) when set. */
+  /** The owner index member, the snapshot and the answer follow the payload (in this order) when set. */
   member: boolean;
   snapshot: boolean;
   answer: boolean;
 }
 
-/** APPEND_SCRIPT's head argument: one string of whole numbers and names, none with a space. */
-export function appendHead(head: AppendHead): string {
-  const extra = `${head.member ? 'i' : ''}${head.snapshot ? 's' : ''}${head.answer ? 'a' : ''}` || '-';
-  return `${head.maxlen} ${head.state} ${head.statusTime} ${head.lastSeq} ${head.ttlMs} ${head.publish ? 1 : 0} ${extra}`;
+/** The task's part of APPEND_SCRIPT's payload (the lease's and the channel's lengths, then the two), made once per task. */
+export function appendTaskPart(lease: string, channel: string): Buffer {
+  return Buffer.from(`${Buffer.byteLength(lease)} ${Buffer.byteLength(channel)} ${lease}${channel}`);
 }
 
 /**
- * A batch as APPEND_SCRIPT reads it, in one buffer: written straight from each event's JSON
- * (a tool frame's from its pieces), with no string of an event, of the batch or of the command
- * made on the heap on the way.
+ * APPEND_SCRIPT's payload in one buffer: the head, the task's part (see appendTaskPart) and the
+ * batch, written straight from the numbers and each event's JSON (a tool frame's from its
+ * pieces), with no string of a number, an event, the batch or the call made on the heap on the way.
  */
-export function encodeBatch(batch: readonly TaskEvent[]): Buffer {
-  let bytes = 0;
+export function encodeAppend(head: AppendHead, taskPart: Buffer, batch: readonly TaskEvent[]): Buffer {
+  let bytes = 7 + digits(head.maxlen) + head.state.length + digits(head.statusTime) + digits(head.lastSeq) + digits(head.ttlMs) + 1 + extraLength(head) + taskPart.length;
   for (const event of batch) bytes += 3 + digits(event.seq) + flagsOf(event).length + event.jsonBytes;
   const buffer = Buffer.allocUnsafe(bytes);
-  let offset = 0;
+  let offset = writeDecimal(buffer, 0, head.maxlen);
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset += buffer.write(head.state, offset, 'latin1');
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset = writeDecimal(buffer, offset, head.statusTime);
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset = writeDecimal(buffer, offset, head.lastSeq);
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset = writeDecimal(buffer, offset, head.ttlMs);
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset = buffer.writeUInt8(head.publish ? DIGIT_ONE : DIGIT_ZERO, offset);
+  offset = buffer.writeUInt8(SPACE, offset);
+  if (head.member) offset = buffer.writeUInt8(EXTRA_MEMBER, offset);
+  if (head.snapshot) offset = buffer.writeUInt8(EXTRA_SNAPSHOT, offset);
+  if (head.answer) offset = buffer.writeUInt8(EXTRA_ANSWER, offset);
+  if (!head.member && !head.snapshot && !head.answer) offset = buffer.writeUInt8(EXTRA_NONE, offset);
+  offset = buffer.writeUInt8(SPACE, offset);
+  offset += taskPart.copy(buffer, offset);
   for (const event of batch) {
     offset = buffer.writeUInt8(NEWLINE, offset);
-    offset += buffer.write(String(event.seq), offset, 'latin1');
+    offset = writeDecimal(buffer, offset, event.seq);
     offset = buffer.writeUInt8(SPACE, offset);
     offset += buffer.write(flagsOf(event), offset, 'latin1');
     offset = buffer.writeUInt8(SPACE, offset);
@@ -114,13 +138,23 @@ export function encodeBatch(batch: readonly TaskEvent[]): Buffer {
 
 const NEWLINE = 0x0a;
 const SPACE = 0x20;
+const DIGIT_ZERO = 0x30;
+const DIGIT_ONE = 0x31;
+const EXTRA_MEMBER = 0x69; // i
+const EXTRA_SNAPSHOT = 0x73; // s
+const EXTRA_ANSWER = 0x61; // a
+const EXTRA_NONE = 0x2d; // -
+
+function extraLength(head: AppendHead): number {
+  return Number(head.member) + Number(head.snapshot) + Number(head.answer) || 1;
+}
 
 /** An event's flags as the script and the PUBLISH carry them ('t' a tool frame, 'e' the end). */
 function flagsOf(event: TaskEvent): string {
   return event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-';
 }
 
-/** The decimal digits of a positive integer. */
+/** The decimal digits of a whole number. */
 function digits(n: number): number {
   let count = 1;
   while (n >= 10) {
@@ -128,6 +162,17 @@ function digits(n: number): number {
     count += 1;
   }
   return count;
+}
+
+/** Writes a whole number's decimal digits at `offset` (no string made); returns the offset after them. */
+function writeDecimal(buffer: Buffer, offset: number, n: number): number {
+  const end = offset + digits(n);
+  let at = end;
+  do {
+    buffer[--at] = DIGIT_ZERO + (n % 10);
+    n = Math.floor(n / 10);
+  } while (n > 0);
+  return end;
 }
 
 /** The script call (KEYS and ARGV of APPEND_SCRIPT): resolves 1 when stored, 0 when another writer holds the lease. */
@@ -263,17 +308,15 @@ export class RedisTaskAppender {
 
   /** The task, set right after it is made (it appends its first event while being made). */
   record!: TaskRecord;
-  /** The call's fixed arguments, as buffers (see APPEND_SCRIPT). */
+  /** The call's fixed parts, as buffers (see APPEND_SCRIPT). */
   private readonly keys: Buffer[];
-  private readonly lease: Buffer;
-  private readonly channel: Buffer;
+  private readonly taskPart: Buffer;
   private readonly ownerMember: Buffer;
 
   constructor(private readonly options: AppenderOptions) {
     this.storedSeq = options.storedSeq ?? 0;
     this.keys = options.keys.map((key) => Buffer.from(key));
-    this.lease = Buffer.from(options.lease);
-    this.channel = Buffer.from(options.channel);
+    this.taskPart = appendTaskPart(options.lease, options.channel);
     this.ownerMember = Buffer.from(options.ownerMember);
   }
 
@@ -392,7 +435,7 @@ export class RedisTaskAppender {
     const snapshot = withSnapshot ? taskSnapshotBuffer(task.snapshot({ includeArtifacts: false }), task.snapshotArtifacts()) : undefined;
     // An empty answer is not stored (as before any answer: the conversation skips the turn).
     const newAnswer = answer !== undefined && answer !== '' && answer !== this.storedAnswer ? answer : undefined;
-    const head = appendHead({
+    const head: AppendHead = {
       maxlen: this.options.maxEventsPerTask,
       state: taskStateToJSON(state),
       statusTime,
@@ -403,8 +446,8 @@ export class RedisTaskAppender {
       member: index,
       snapshot: snapshot !== undefined,
       answer: newAnswer !== undefined,
-    });
-    const args: (string | Buffer)[] = [this.lease, head, this.channel, batch.length > 0 ? encodeBatch(batch) : ''];
+    };
+    const args: (string | Buffer)[] = [encodeAppend(head, this.taskPart, batch)];
     if (index) args.push(this.ownerMember);
     if (snapshot) args.push(snapshot);
     if (newAnswer !== undefined) args.push(newAnswer);
