@@ -216,11 +216,27 @@ describe('TaskRecord', () => {
       expect(compact.task.snapshot().history[0]).toBe(message);
     });
 
-    it('a task with tools keeps its events as the objects it logged (its kept tools share them)', () => {
-      const { task, logged } = make(true, 3);
-      task.complete('done');
-      expect(logged.filter((event) => task.log.get(event.seq) === event)).toHaveLength(logged.length);
-      expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-c0', 'tool-call-c1', 'tool-call-c2', 'answer']);
+    it.each(endings)('a task with tools, %s: its events stay the objects it logged, its snapshots read as uncompacted', (_, end) => {
+      const run = (task: TaskRecord): void => {
+        // Tools that finish, finish again, start again and stay open (closed by the end), past maxFinishedTools (3).
+        for (let i = 0; i < 6; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
+        task.answer('early', false, false);
+        for (const i of [0, 1, 2, 0, 3, 4]) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
+        task.toolFrame({ toolCallId: 'c1', name: 'n', phase: 'started', args: { again: true } });
+        end(task);
+      };
+      const [compact, plain] = [true, false].map((kept) => {
+        const logged: TaskEvent[] = [];
+        const task = new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message, text: 'hello', maxEvents: 1_000, maxFinishedTools: 3, onEvent: (e) => logged.push(e), packWhenSettled: false, keptWhenSettled: kept });
+        run(task);
+        return { task, logged };
+      });
+      expect(compact.logged.filter((event) => compact.task.log.get(event.seq) === event)).toHaveLength(compact.logged.length);
+      expect(views(compact.task)).toEqual(views(plain.task));
+      expect(compact.task.snapshotArtifacts()).toEqual(plain.task.snapshotArtifacts());
+      expect(compact.task.snapshot().artifacts.length).toBeGreaterThan(3);
+      expect(compact.task.snapshot().history[0]).not.toBe(message);
+      expect(compact.task.bytes).toBe(plain.task.bytes);
     });
 
     it('a log of more than 64 events is not packed, the rest is compacted', () => {

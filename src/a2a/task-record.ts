@@ -156,6 +156,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private history: Message[];
   /** A compacted settled task's answer artifact's text, if it has one (see compactSettled). */
   private settledAnswer?: string;
+  /** A compacted settled task's artifacts in order, when it had tools: a tool's as its latest event's number, the answer's as 0. */
+  private settledArtifacts?: number[];
   /**
    * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
    * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
@@ -358,12 +360,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** The task as A2A `Task`, built on demand (never per event). */
   snapshot(options: SnapshotOptions = {}): Task {
     const { historyLength, includeArtifacts = true } = options;
-    const compacted = this.history === NO_MESSAGES;
-    const all = compacted ? this.settledHistory() : this.history;
+    const all = this.history === NO_MESSAGES ? this.settledHistory() : this.history;
     const history = historyLength === undefined ? [...all] : historyLength === 0 ? [] : all.slice(-historyLength);
     let artifacts: Artifact[] = [];
-    if (includeArtifacts && compacted) artifacts = this.settledAnswer === undefined ? [] : [answerArtifact(this.settledAnswer)];
-    else if (includeArtifacts) artifacts = Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
+    if (includeArtifacts && this.artifacts === NO_ARTIFACTS) {
+      artifacts = this.settledArtifactList().map((a) => (a instanceof ToolFrameEvent ? toolArtifact(JSON.parse(a.frameJson) as ToolCallArtifactData) : a));
+    } else if (includeArtifacts) artifacts = Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
     return { id: this.id, contextId: this.contextId, status: this.status, artifacts, history, metadata: undefined };
   }
 
@@ -373,7 +375,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * without decoding the frame and encoding it again).
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
-    if (this.history === NO_MESSAGES) return this.snapshot().artifacts;
+    if (this.artifacts === NO_ARTIFACTS) return this.settledArtifactList();
     return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
   }
 
@@ -604,27 +606,52 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /**
-   * A settled task that kept no tool, as its store keeps it: a small log's events packed in one
-   * block (a string and two arrays of numbers, not an event object and a JSON string of pieces
-   * each), and its history and answer artifact (~25 objects: messages, parts, the artifacts'
-   * map) dropped: a snapshot (GetTask, ListTasks) builds them again from its Task event (the
-   * user's message) and its answer's text. A short task's objects are still young when it
-   * ends: the next scavenge drops them, instead of copying them twice, and no mark-compact marks
-   * them while the task is kept. A task with tools keeps its objects: its kept tools share its
-   * events, which were likely promoted while it ran (packing them copied them once more).
+   * A settled task as its store keeps it, with fewer objects: its artifacts' map and kept tools
+   * dropped (a snapshot, for GetTask and ListTasks, builds a tool's artifact again from its
+   * latest event, the answer's from its text), its history too (the user's message is in its
+   * Task event, the answer's message is built from the answer), and, without tools, a small
+   * log's events packed in one block (a string and two arrays of numbers, not an event object
+   * and a JSON string of pieces each). For an empty task that is ~45 of its ~65 objects, all
+   * still young when it ends: the next scavenge drops them instead of copying them twice, and
+   * no mark-compact marks them while it is kept. A task with tools keeps its events as they are:
+   * they were likely promoted while it ran, and packing them copied them once more.
    */
   private compactSettled(): void {
-    const answer = this.artifacts.get(ANSWER_KEY);
-    if (this.artifacts.size !== (answer === undefined ? 0 : 1)) return;
-    if (this.log.size <= SMALL_LOG) this.log.pack();
-    // The Task event holds the user's message for good: no trim can drop it (the log is within its capacity).
-    if (this.log.firstSeq !== 1 || this.log.size > this.log.capacity) return;
-    // Only complete() adds to the history: the answer's message.
-    if (this.history.length !== (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) return;
-    const content = (answer as Artifact | undefined)?.parts[0]?.content;
+    // From now on no event leaves the log: no trim drops one while it is within its capacity.
+    if (this.log.size > this.log.capacity) return;
+    const order = this.settledArtifactOrder();
+    if (order === undefined) return;
+    const tools = order.some((entry) => entry > 0);
+    if (!tools && this.log.size <= SMALL_LOG) this.log.pack();
+    const content = (this.artifacts.get(ANSWER_KEY) as Artifact | undefined)?.parts[0]?.content;
     this.settledAnswer = content?.$case === 'text' ? content.value : undefined;
-    this.history = NO_MESSAGES;
+    this.settledArtifacts = tools ? order : undefined;
     this.artifacts = NO_ARTIFACTS;
+    this.finishedQueue = undefined;
+    // Only complete() adds to the history: the answer's message.
+    if (this.log.firstSeq === 1 && this.history.length === (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
+  }
+
+  /**
+   * The artifacts in order as numbers (a tool's its latest event's, the answer's 0), or undefined
+   * when one cannot be built again from those (another writer's artifact, or an event gone).
+   */
+  private settledArtifactOrder(): number[] | undefined {
+    const order: number[] = [];
+    for (const [key, artifact] of this.artifacts) {
+      const event = artifact instanceof KeptTool ? artifact.latestEvent : undefined;
+      if (key === ANSWER_KEY) order.push(0);
+      else if (event && event.seq >= this.log.firstSeq) order.push(event.seq);
+      else return undefined;
+    }
+    return order;
+  }
+
+  /** A compacted task's artifacts as snapshotArtifacts() lists them: a tool's as its latest event. */
+  private settledArtifactList(): (Artifact | ToolFrameEvent)[] {
+    const answer = (): Artifact => answerArtifact(this.settledAnswer ?? '');
+    if (!this.settledArtifacts) return this.settledAnswer === undefined ? [] : [answer()];
+    return this.settledArtifacts.map((seq) => (seq === 0 ? answer() : (this.log.get(seq) as ToolFrameEvent)));
   }
 
   /** A compacted task's history: the user's message as its Task event holds it, and the answer's message (as complete() made it). */
