@@ -10,23 +10,28 @@ const TOOL_FRAME_EVENT = 1;
 const TERMINAL_EVENT = 2;
 const LAST_CHUNK_EVENT = 4;
 
+/** An event's flags, below its sequence number in one field (FLAG_BITS bits). */
+const FLAG_BITS = 8;
+
+/** The 0.3 shape of the events a 0.3 stream has read, made on first demand (few streams are 0.3: no field on every event for it). */
+const JSON_03 = new WeakMap<TaskEvent, string>();
+
 /**
  * One event of a task's stream, serialised once per protocol version and shared by every
  * subscriber: the 1.0 ProtoJSON eagerly (it also proves the payload serialisable), the 0.3 shape
  * on first demand. Only the JSON is kept: holding each logged event's object graph as well
  * (kept for replay, up to maxEventsPerTask per task) doubled what the log keeps alive, and the
- * garbage collector's work with it. Its flags are bits of one field: every retained event is
- * an object the young generation copies and promotes, and each field is 8 bytes of it.
+ * garbage collector's work with it. Its sequence number and flags are one field: every retained
+ * event is an object the young generation copies and promotes, and each field is 8 bytes of it.
  */
 export class TaskEvent {
   /** The 1.0 ProtoJSON (a ToolFrameEvent keeps its frame's JSON here). */
   protected readonly text: string;
-  /** TOOL_FRAME_EVENT, TERMINAL_EVENT and LAST_CHUNK_EVENT. */
-  protected bits: number;
-  private json03?: string;
+  /** seq × FLAG_BITS + TOOL_FRAME_EVENT, TERMINAL_EVENT and LAST_CHUNK_EVENT. */
+  protected seqAndFlags: number;
 
   constructor(
-    readonly seq: number,
+    seq: number,
     /** The event, or its 1.0 ProtoJSON already serialised (read back from a shared store). */
     response: StreamResponse | string,
     /** A tool-call-v1 frame: only clients that activate the extension receive it. */
@@ -35,7 +40,16 @@ export class TaskEvent {
     terminal = false,
   ) {
     this.text = typeof response === 'string' ? response : JSON.stringify(StreamResponse.toJSON(response));
-    this.bits = (isToolFrame ? TOOL_FRAME_EVENT : 0) + (terminal ? TERMINAL_EVENT : 0);
+    this.seqAndFlags = seq * FLAG_BITS + (isToolFrame ? TOOL_FRAME_EVENT : 0) + (terminal ? TERMINAL_EVENT : 0);
+  }
+
+  /** Its sequence number in the task's stream. */
+  get seq(): number {
+    return Math.floor(this.seqAndFlags / FLAG_BITS);
+  }
+
+  protected get bits(): number {
+    return this.seqAndFlags % FLAG_BITS;
   }
 
   /** A tool-call-v1 frame: only clients that activate the extension receive it. */
@@ -76,9 +90,13 @@ export class TaskEvent {
   /** The StreamResponse in the wire shape of a protocol version (1.0 ProtoJSON, or the 0.3 event). */
   jsonFor(version: ProtocolVersion): string {
     if (version === '1.0') return this.json;
-    // The 0.3 serialiser writes a push-notification body, which is exactly the 0.3 stream result.
-    this.json03 ??= v03.serialize(this.response).body;
-    return this.json03;
+    let json = JSON_03.get(this);
+    if (json === undefined) {
+      // The 0.3 serialiser writes a push-notification body, which is exactly the 0.3 stream result.
+      json = v03.serialize(this.response).body;
+      JSON_03.set(this, json);
+    }
+    return json;
   }
 
   /** Its SSE message on a stream: `id: <seq>`, the stream's `line`, its JSON in that version, the stream's `end`. */
@@ -150,7 +168,7 @@ export class ToolFrameEvent extends TaskEvent {
     lastChunk: boolean,
   ) {
     super(seq, frameJson, true);
-    if (lastChunk) this.bits += LAST_CHUNK_EVENT;
+    if (lastChunk) this.seqAndFlags += LAST_CHUNK_EVENT;
   }
 
   /** The frame's JSON (kept where a plain event keeps its whole JSON). */
