@@ -50,9 +50,6 @@ const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
 const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
 const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
 
-/** The most events a settled task's log packs into one block when it is compacted (see compactSettled). */
-const SMALL_LOG = 64;
-
 function answerArtifact(text: string): Artifact {
   return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: NO_STRINGS };
 }
@@ -97,7 +94,7 @@ interface TaskRecordInit {
   /**
    * Whether the store keeps the record once it has settled, for replay, GetTask and ListTasks
    * (the in-memory store keeps up to 10,000): a task that kept no tool is then compacted as it
-   * settles (see compactSettled), and no other log is packed (packWhenSettled is not read).
+   * settles (see compactSettled), and its log is not packed (packWhenSettled is not read).
    */
   keptWhenSettled?: boolean;
   /**
@@ -609,12 +606,11 @@ export class TaskRecord implements TaskView, TaskWriter {
    * A settled task as its store keeps it, with fewer objects: its artifacts' map and kept tools
    * dropped (a snapshot, for GetTask and ListTasks, builds a tool's artifact again from its
    * latest event, the answer's from its text), its history too (the user's message is in its
-   * Task event, the answer's message is built from the answer), and, without tools, a small
-   * log's events packed in one block (a string and two arrays of numbers, not an event object
-   * and a JSON string of pieces each). For an empty task that is ~45 of its ~65 objects, all
-   * still young when it ends: the next scavenge drops them instead of copying them twice, and
-   * no mark-compact marks them while it is kept. A task with tools keeps its events as they are:
-   * they were likely promoted while it ran, and packing them copied them once more.
+   * Task event, the answer's message is built from the answer). For an empty task that is ~25
+   * of its ~65 objects, all still young when it ends: the next scavenge drops them instead of
+   * copying them twice, and no mark-compact marks them while it is kept. Its events stay as they
+   * are: packing a small log into one block kept fewer objects still (1.70 instead of 2.09 KiB
+   * per kept empty task) but cost more CPU per task than it saved (see docs/performance.md).
    */
   private compactSettled(): void {
     // From now on no event leaves the log: no trim drops one while it is within its capacity.
@@ -622,7 +618,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     const order = this.settledArtifactOrder();
     if (order === undefined) return;
     const tools = order.some((entry) => entry > 0);
-    if (!tools && this.log.size <= SMALL_LOG) this.log.pack();
     const content = (this.artifacts.get(ANSWER_KEY) as Artifact | undefined)?.parts[0]?.content;
     this.settledAnswer = content?.$case === 'text' ? content.value : undefined;
     this.settledArtifacts = tools ? order : undefined;
