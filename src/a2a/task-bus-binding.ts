@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Subscription } from 'rxjs';
 // From its own file, not the package's index: a name re-exported by `export *` is a getter on
 // the compiled module, which every tool frame would call.
-import { validateToolCallFrame } from '../extensions/tool-call-v1';
+import { checkToolCallFrame } from '../extensions/tool-call-v1';
 import type { AgentBus, TaskTopicPayloads } from '../runtime';
 import type { TaskContentGuard } from './limits/task-content-guard';
 import type { TaskWriter } from './store/task-store';
@@ -68,13 +68,14 @@ export class TaskBusBinding {
 
   /** Every frame of every task: one call per topic, no message object around the payload. */
   private applyToolFrame(taskId: string, writer: TaskWriter, payload: unknown): void {
-    const checked = validateToolCallFrame((payload as { frame?: unknown } | undefined)?.frame);
-    if (checked.ok) {
+    // The frame or why it is not one: no result object per frame.
+    const checked = checkToolCallFrame((payload as { frame?: unknown } | undefined)?.frame);
+    if (typeof checked !== 'string') {
       this.accepted += 1;
-      writer.toolFrame(this.content.frame(checked.frame));
+      writer.toolFrame(this.content.frame(checked));
     } else {
       this.rejected += 1;
-      this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked.reason}`);
+      this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked}`);
     }
   }
 

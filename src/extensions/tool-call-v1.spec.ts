@@ -6,6 +6,7 @@ import {
   parseToolCall,
   parseToolCalls,
   toolCallV1AgentExtension,
+  checkToolCallFrame,
   validateToolCall,
   validateToolCallFrame,
   type ToolCallArtifactData,
@@ -153,6 +154,37 @@ describe('tool-call-v1 contract', () => {
     ];
     for (const frame of frames) expect(parseToolCall([emitToolCall(frame)])).toMatchObject({ toolCallId: frame.toolCallId, phase: frame.phase });
     expect(validateToolCallFrame({ toolCallId: 'c', name: 'n', phase: 'failed', error: 7 })).toMatchObject({ ok: false, reason: 'error must be a string, got a number' });
+  });
+
+  it('checkToolCallFrame gives a fresh frame in wire order for every shape, or the reason as validateToolCallFrame gives it', () => {
+    const fields = { started: 'args', completed: 'result', failed: 'error' } as const;
+    for (const phase of ['started', 'completed', 'failed'] as const) {
+      for (const parent of [undefined, 'absent', 'p1'] as const) {
+        for (const timestamp of [undefined, '2026-12-04T15:00:00.000Z'] as const) {
+          for (const present of [false, true]) {
+            // Fields in an order of their own, and a key the contract does not know.
+            const payload: Record<string, unknown> = { extra: 1, phase };
+            if (present) payload[fields[phase]] = phase === 'failed' ? 'boom' : { n: 1 };
+            if (timestamp !== undefined) payload.timestamp = timestamp;
+            if (parent !== 'absent') payload.parentToolCallId = parent;
+            Object.assign(payload, { name: 'tool', toolCallId: 'call_1' });
+            const wire = ['toolCallId', 'name', ...(parent === 'p1' ? ['parentToolCallId'] : []), ...(timestamp ? ['timestamp'] : []), 'phase', ...(present ? [fields[phase]] : [])];
+            const frame = checkToolCallFrame(payload);
+            expect(typeof frame === 'object' && Object.keys(frame)).toEqual(wire);
+            expect(frame).not.toBe(payload);
+            expect(frame).toEqual(Object.fromEntries(wire.map((key) => [key, payload[key]])));
+            expect(validateToolCallFrame(payload)).toEqual({ ok: true, frame });
+          }
+        }
+      }
+    }
+    for (const { payload, reason } of invalidFrames) {
+      const checked = checkToolCallFrame(payload);
+      expect(checked).toEqual(expect.stringContaining(reason));
+      expect(validateToolCallFrame(payload)).toEqual({ ok: false, reason: checked });
+    }
+    const throwing = Object.defineProperty({}, 'toolCallId', { enumerable: true, get: () => { throw new Error('no'); } });
+    expect(checkToolCallFrame(throwing)).toBe('payload could not be read: no');
   });
 
   it('drops unknown extra fields and keeps the payload values as sent', () => {
