@@ -159,6 +159,19 @@ describe('EventLog', () => {
     );
   });
 
+  it('reads the same after fit(), with events dropped and packed before it, and takes appends after it', () => {
+    for (const log of [new EventLog<number>(6, (n) => n % 10), new EventLog<number>(6, (n) => n % 10, 1, packing(2, 3))]) {
+      for (let i = 0; i < 9; i++) log.append(log.nextSeq);
+      const read = (): unknown => ({ first: log.firstSeq, last: log.lastSeq, bytes: log.bytes, events: [...Array(12).keys()].map((seq) => log.get(seq)) });
+      const before = read();
+      log.fit();
+      expect(read()).toEqual(before);
+      expect([...Array(12).keys()].map((seq) => log.get(seq))).toEqual([undefined, undefined, undefined, undefined, 4, 5, 6, 7, 8, 9, undefined, undefined]);
+      log.append(log.nextSeq);
+      expect([log.firstSeq, log.lastSeq, log.get(10), log.get(4)]).toEqual([5, 10, 10, undefined]);
+    }
+  });
+
   it('refuses a capacity that cannot hold an event', () => {
     expect(() => new EventLog(0)).toThrow('positive integer');
   });

@@ -127,6 +127,15 @@ export class EventLog<T> {
     if (this.packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
+  /**
+   * The unpacked events in a list of their own length, for a log that takes no more (a kept
+   * settled task's): a list grown by appends has room for more (a task's four events: 17 slots).
+   */
+  fit(): void {
+    this.tail = this.tail.slice(this.tailStart);
+    this.tailStart = 0;
+  }
+
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
   trim(keepAfter = Number.POSITIVE_INFINITY): void {
     while (this.size > this.capacity && (this.first <= keepAfter || this.size > 2 * this.capacity)) this.dropOldest();

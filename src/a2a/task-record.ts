@@ -6,7 +6,7 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, joined } from './task-event';
+import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -659,7 +659,10 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private settle(): void {
-    if (this.keptWhenSettled) this.compactSettled();
+    if (this.keptWhenSettled) {
+      this.compactSettled();
+      this.log.fit();
+    }
     // The task is kept for replay as it is now: its events in blocks, not one object each.
     else if (this.packWhenSettled) this.log.pack();
     const callbacks = this.onSettled;
@@ -716,21 +719,6 @@ class KeptTool {
   artifact(): Artifact {
     return this.restored ?? toolArtifact(this.frame());
   }
-}
-
-const BRACE = 123;
-const QUOTE = 34;
-
-/**
- * The same string, flat: JSON.stringify returns a string of pieces (a cons string) past 32
- * characters, which a retained event would keep as four or five objects and every socket write
- * of a message holding it would walk. Reading a character flattens it in place (the garbage
- * collector then drops the pieces); the read is checked (a frame's JSON starts with '{', a
- * string's with '"'), so the compiler cannot drop it.
- */
-function flat(json: string, first = BRACE): string {
-  if (json.charCodeAt(0) !== first) throw new Error(`expected JSON starting with ${String.fromCharCode(first)}`);
-  return json;
 }
 
 function toolArtifactId(toolCallId: string): string {

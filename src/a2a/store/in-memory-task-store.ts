@@ -1,6 +1,7 @@
 import type { TaskState } from '@a2a-js/sdk';
 import { withFields } from '../../common/with-fields';
 import { invalidParams } from '../a2a-errors';
+import { joined } from '../task-event';
 import { TaskRecord, type CallerId } from '../task-record';
 import { RecencyIndex, type RecencyKeys } from './recency-index';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
@@ -456,7 +457,8 @@ function decodeCursor(token: string): number {
  * of the pair did the same at several times the cost, once per send.
  */
 function messageKey(owner: CallerId, messageId: string): string {
-  return owner === undefined ? `|${messageId}` : `${owner.length}:${owner}|${messageId}`;
+  // Joined flat: a kept task holds its claim, and a string of pieces is three objects instead of one.
+  return owner === undefined ? joined('|', messageId) : joined(String(owner.length), ':', owner, '|', messageId);
 }
 
 /**
