@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile [-- empty|stream|streams|tasks1k|paced|executor] [--target=limit|reference|toolstream-redis]`
+ * `npm run bench:profile [-- empty|stream|streams|tasks1k|paced|executor] [--target=limit|floor|reference|toolstream-redis]`
  *
  * CPU profiles of toolstream's server for the two per-request cases the benchmark targets:
  * `empty`, empty tasks one after another, `stream`, one stream of 30,000 tool calls, and
@@ -7,7 +7,8 @@
  * up, profiles only the load, and writes the raw
  * profile to bench/.work/profiles and its summary to bench/profiles/<case>.md (committed, so a
  * change to the hot path can be compared with the last summary). With --target, another
- * server is profiled instead (summaries named <case>-<target>.md), to compare where each spends.
+ * server is profiled instead (summaries named <case>-<target>.md), to compare where each spends
+ * (`empty --target=floor`: the framework floor, Nest and Express around the limit's handler).
  * `executor` profiles the executor overhead section's agent, bare and through the executor.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { LoadJob } from './load/load-types';
-import { TARGETS, type Target } from './lib/ipc';
+import { EMPTY_TASK_TARGETS, type Target } from './lib/ipc';
 import { LoadProcess } from './lib/processes';
 import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
     return;
   }
   const target = (args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream') as Target;
-  const targets: Target[] = [...TARGETS, 'toolstream-redis'];
+  const targets: Target[] = [...EMPTY_TASK_TARGETS, 'toolstream-redis'];
   if (!targets.includes(target)) throw new Error(`unknown target ${target}; targets: ${targets.join(', ')}`);
   const wanted = args.filter((a) => !a.startsWith('--'));
   const suffix = target === 'toolstream' ? '' : `-${target}`;
