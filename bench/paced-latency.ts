@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir> [--alloc-profile-survivors]] [--idle-before=<s>]`
+ * `node -r ts-node/register/transpile-only bench/paced-latency.ts [toolCalls=100] [reps=3] [targets=toolstream-redis] [prefill=0x0] [--server-flags=<flag,flag>] [--alloc-profile=<dir> [--alloc-profile-survivors]] [--idle-before=<s>] [--warm-before]`
  *
  * The redis section's latency row alone, for A/B runs of the Redis path: 100 paced streams
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
@@ -27,6 +27,8 @@
  * that long before each repetition, as the side section's Redis server idles through the other
  * targets' runs (its throughput rows, then three paced runs per repetition): V8 shrinks an idle
  * server's young generation, and each repetition prints its capacity at the start and the end.
+ * `--warm-before` runs the pool's warm-up again right before each repetition (untimed), as the
+ * side and redis sections do before each paced run.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
   const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
   const allocationDir = option('alloc-profile');
   const idleBeforeS = Number(option('idle-before') ?? 0);
+  const warmBefore = process.argv.includes('--warm-before');
   const survivorsOnly = process.argv.includes('--alloc-profile-survivors');
   const args = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   const toolCalls = Number(args[0] ?? 100);
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
         await client.config('RESETSTAT');
         const server = await pool.server(target);
         if (allocationDir) await server.startAllocationProfile(survivorsOnly);
-        const measured = await pool.run(target, 100, scenario, 60_000, undefined, true);
+        const measured = await pool.run(target, 100, scenario, 60_000, undefined, { watchGc: true, warmFirst: warmBefore });
         const pauses = measured.gc as GcDuringRun;
         const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
         if (allocationFile) await server.stopAllocationProfile(allocationFile);

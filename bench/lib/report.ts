@@ -295,7 +295,7 @@ export function markdownSummary(results: BenchResults): string {
       '',
       '### Publish-to-bytes-received latency, p99 (ms)',
       '',
-      'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it.',
+      'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it. Each paced run comes right after the server\'s warm-up run again (untimed), whatever the section ran before.',
       '',
       table(
         ['run', ...rowTargets.map((t) => LABELS[t])],

@@ -128,9 +128,15 @@ export class ServerPool {
   /**
    * Runs one load job against a target and measures the server's CPU during it.
    * @param watchGc also the server's GC pauses during it, and its old space's free bytes at its start
+   * @param warmFirst runs the warm-up again first (untimed) on a server that was already up, so that
+   * the job starts on a server that has just served, however long the section left it idle: V8
+   * shrinks an idle server's young generation at its first scavenge after ~16 s of idle, and a
+   * paced run's 5 s are then spent growing it back (docs/deploying.md, "thirteenth round")
    */
-  async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number, watchGc = false): Promise<MeasuredRun> {
+  async run(target: Target, streams: number, scenario: Scenario, timeLimitMs: number, maxOpen?: number, { watchGc = false, warmFirst = false } = {}): Promise<MeasuredRun> {
+    const fresh = !this.servers.has(target);
     const server = await this.server(target);
+    if (warmFirst && !fresh) await this.warm(target, server);
     const loadAverage = loadavg()[0];
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
     const commandsBefore = await redis?.commandsProcessed();

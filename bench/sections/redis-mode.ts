@@ -1,7 +1,8 @@
 /**
  * Redis mode beside in-memory, in the same run (the two servers take turns each repetition):
  * - one stream at 1,000 tool calls per task, flat out: frames/s (and the ratio), server CPU per frame;
- * - 100 paced streams: p99 publish-to-client latency, server CPU per frame;
+ * - 100 paced streams: p99 publish-to-client latency, server CPU per frame (each run right after
+ *   the server's warm-up run again, as in the side section: lib/server-pool.ts `warmFirst`);
  * - Redis round trips per frame, in an untimed run of each scenario under MONITOR: the commands
  *   clients sent (those run inside the append script excluded; a pipeline of k counts k, so an
  *   upper bound), and, beside them, every command Redis ran.
@@ -68,7 +69,8 @@ export const redisModeSection: BenchSection = {
       for (let rep = 0; rep < config.reps; rep++) {
         const same: Partial<Record<Target, RunRecord>> = {};
         for (const target of MODES) {
-          const measured = await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen, c.streams === PACED_STREAMS);
+          const paced = c.streams === PACED_STREAMS;
+          const measured = await pool.run(target, c.streams, c.scenario, c.timeLimitMs, c.maxOpen, { watchGc: paced, warmFirst: paced });
           const record = runRecord(measured, rep, c.scenario);
           const byPhase = measured.result.latency.byPhase;
           if (byPhase) (phases[target] ??= []).push(byPhase);
@@ -121,7 +123,7 @@ export const redisModeSection: BenchSection = {
     return {
       title,
       description:
-        'The same server with its task store in memory and in Redis (a redis-server of the bench\'s own on loopback), taking turns each repetition. ' +
+        'The same server with its task store in memory and in Redis (a redis-server of the bench\'s own on loopback), taking turns each repetition; each paced run comes right after the server\'s warm-up run again (untimed). ' +
         'Commands per frame come from one more, untimed, run under MONITOR: "client commands" are those the instance sent (an upper bound on round trips: a pipeline of k counts k), "all" adds those the append script ran inside Redis.',
       columns,
       digits: [0, 1, 2, 2, 2, 2],

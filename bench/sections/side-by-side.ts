@@ -1,7 +1,10 @@
 /**
  * End to end over HTTP, the three servers side by side in the same run: 1, 100 and 1,000
  * concurrent streams flat out (frames/s), then paced (latency). Every figure is kept per
- * repetition; each ratio is taken between runs of the same repetition.
+ * repetition; each ratio is taken between runs of the same repetition. Each paced run comes
+ * right after the server's warm-up run again (untimed): otherwise a server's paced run follows
+ * 20-100 s of idle here (the other targets' runs) and ~5 s in the redis section, and V8 shrinks
+ * the young generation of a server that idled ~16 s or more (docs/deploying.md, thirteenth round).
  */
 import type { BenchConfig } from '../lib/config';
 import { describeRunGc } from '../lib/gc-pauses';
@@ -68,7 +71,7 @@ async function compare(
     const same: Partial<Record<Target, RunRecord>> = {};
     for (const target of targets) {
       const limitMs = target === 'toolstream' || target === 'toolstream-redis' || target === 'limit' ? timeLimitMs : referenceTimeLimitMs;
-      const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, kind === 'latency'), rep, scenario);
+      const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, { watchGc: kind === 'latency', warmFirst: kind === 'latency' }), rep, scenario);
       same[target] = record;
       runs.push(record);
     }
