@@ -26,10 +26,7 @@ export interface EventPacking<T> {
   hot: number;
   /** The events older than the hot ones are packed once they are this many... */
   block: number;
-  /**
-   * ...or once they weigh this much (by the log's `weigh`). A block big enough for the
-   * engine's large-object space is never copied by the young-generation GC, only promoted.
-   */
+  /** ...or once they weigh this much (by the log's `weigh`). */
   blockWeight?: number;
   pack(events: readonly T[], firstSeq: number): EventBlock<T>;
 }

@@ -324,8 +324,10 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
  * How a task's log keeps its events: the newest 64 as they are (what live streams take), older
  * ones packed once they hold 160 Ki characters of JSON (or 4,096 events). Retaining
  * maxEventsPerTask (10,000) events as objects made the young-generation GC copy and promote
- * every one of them; a block of that size is allocated in V8's large-object space, which that
- * GC promotes without copying.
+ * every one of them; a block is a few objects whatever it holds. A block of tool frames keeps
+ * only their ids and frames, about a third of that JSON (~52 K characters for the bench's
+ * frames), so it is not in V8's large-object space: blocks big enough for it were measured and
+ * made no difference (docs/performance.md, thirteenth round).
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
   hot: 64,
