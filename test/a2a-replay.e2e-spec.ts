@@ -1,13 +1,14 @@
 import { Message } from '@a2a-js/sdk';
 import { TaskStore } from '../src/a2a';
 import type { RedisTaskStore } from '../src/a2a/store/redis-task-store';
-import type { TaskEventStream, StreamPace } from '../src/a2a/task-stream';
+import type { TaskEventStream } from '../src/a2a/task-stream';
 import { parseToolCall } from '../src/extensions';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, toolStorm } from './support/scripts';
 import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
 import { STORE_MODES, useStoreMode } from './support/store-modes';
+import { gate } from './support/stream-gate';
 
 interface Seen {
   id: number;
@@ -40,24 +41,6 @@ async function trickle(run: ScriptedRun, count: number): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
   }
   run.reply(`ran ${count} tools`);
-}
-
-/** A consumer's pace the test opens and shuts (a response whose buffer is full, then drained). */
-function gate(): StreamPace & { shut(): void; open(): void } {
-  let shut = false;
-  let waiting: (() => void)[] = [];
-  return {
-    ready: () => !shut,
-    whenReady: (callback) => {
-      waiting.push(callback);
-      return () => (waiting = waiting.filter((w) => w !== callback));
-    },
-    shut: () => (shut = true),
-    open: () => {
-      shut = false;
-      for (const callback of waiting.splice(0)) callback();
-    },
-  };
 }
 
 /** The sequence numbers a stream hands over, resolved once it ends (rejected if it fails). */
