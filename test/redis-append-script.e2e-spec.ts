@@ -90,6 +90,29 @@ describe('the append script, on a real Redis (e2e)', () => {
     expect(await redis.xlen('t:events')).toBe(61);
   });
 
+  it('trims the stream to the newest maxlen events, but never past the stored snapshot while it holds less than twice maxlen', async () => {
+    // Events of 5 kB: each is a stream node of its own, so the approximate trim (~) is exact here.
+    const large = (seq: number): TaskEvent => new TaskEvent(seq, JSON.stringify({ seq, page: 'x'.repeat(5_000) }));
+    const batch = (from: number, to: number): TaskEvent[] => Array.from({ length: to - from + 1 }, (_, i) => large(from + i));
+    const firstKept = async (): Promise<number> => Number(((await redis.xrange('t:events', '-', '+', 'COUNT', 1)) as [string, string[]][])[0][0].split('-')[0]);
+    const maxlen = 10;
+    // The snapshot at event 1, stored with it.
+    expect(await append(argv(batch(1, 1), 'lease-1', false, { maxlen, snapshot: true }, ['{"id":"t"}']))).toBe(1);
+    // 15 events after it, past maxlen: none is trimmed, a reader of the snapshot needs them all.
+    expect(await append(argv(batch(2, 16), 'lease-1', false, { maxlen }))).toBe(1);
+    expect([await firstKept(), await redis.xlen('t:events')]).toEqual([2, 15]);
+    // Twice maxlen is the most it keeps, however old the snapshot.
+    expect(await append(argv(batch(17, 30), 'lease-1', false, { maxlen }))).toBe(1);
+    expect([await firstKept(), await redis.xlen('t:events')]).toEqual([11, 20]);
+    // A call with a snapshot: the newest maxlen again.
+    expect(await append(argv(batch(31, 31), 'lease-1', false, { maxlen, snapshot: true }, ['{"id":"t"}']))).toBe(1);
+    expect([await firstKept(), await redis.xlen('t:events')]).toEqual([22, 10]);
+    expect(await redis.hget('t:task', 'snapshotSeq')).toBe('31');
+    // The snapshot less than maxlen behind: the newest maxlen.
+    expect(await append(argv(batch(32, 36), 'lease-1', false, { maxlen }))).toBe(1);
+    expect([await firstKept(), await redis.xlen('t:events')]).toEqual([27, 10]);
+  });
+
   it('stores only the head for an empty batch (a snapshot-only call)', async () => {
     expect(await append(argv([], 'lease-1', true, { snapshot: true }, ['{"id":"t"}']))).toBe(1);
     expect(await redis.xlen('t:events')).toBe(0);

@@ -275,6 +275,25 @@ describe('RedisTaskAppender', () => {
     expect(stored.map((s) => s.seq)).toEqual([1, 2, 4, 6, 7]);
   });
 
+  it('stores a snapshot with a batch that would leave the stored one maxEventsPerTask behind, not in a call after it', async () => {
+    // Redis keeps every event after the stored snapshot (up to twice the cap): without a new one
+    // with this batch, it would keep 13 events where the cap is 8.
+    const { calls, record, appender } = setUp(8);
+    await turn();
+    calls.sent[0].resolve(1);
+    record.narrate('working');
+    await turn();
+    calls.sent[1].resolve(1);
+    await turn();
+    for (let i = 0; i < 11; i++) record.narrate(`step ${i}`);
+    await turn();
+    expect(calls.sent[2]).toMatchObject({ seqs: Array.from({ length: 11 }, (_, i) => i + 3), snapshot: true });
+    expect(calls.sent[2].args.lastSeq).toBe(13);
+    calls.sent[2].resolve(1);
+    await appender.drained();
+    expect(calls.sent).toHaveLength(3);
+  });
+
   it('renews the TTL only when due and the owner index only when the status time moved, and tells when a batch is stored', async () => {
     const { calls, record, appender, stored } = setUp();
     await turn();

@@ -9,7 +9,9 @@ import { taskSnapshotBuffer } from './redis-snapshot-json';
  * other instances (PUBLISH the last seq and state, and the batch's events when it is small; from
  * 4 kB on, only while some instance subscribes to the channel: one that subscribes later reads
  * the head, then the stream). Events already stored (a batch sent again after a lost reply) are skipped, so a retry
- * never stores one twice. The keys' time to live and the owner index are written only when the
+ * never stores one twice. The stream keeps the newest `maxlen` events and every event after the
+ * stored snapshot, at most twice `maxlen` (XADD MINID ~): a reader that takes the snapshot finds
+ * every event after it. The keys' time to live and the owner index are written only when the
  * writer says they are due (not on every batch: each is one more command inside Redis).
  * KEYS: task hash, event stream, owner index. ARGV: the payload (see encodeAppend), then the
  * optional arguments the head names, in this order: `i` the owner index member, `s` the
@@ -31,7 +33,7 @@ local payload = ARGV[1]
 local maxlen, state, statusTime, lastSeq, ttl, publish, extra, leaseBytes, channelBytes, from = string.match(payload, '^(%d+) (%S+) (%d+) (%d+) (%d+) (%d) (%S+) (%d+) (%d+) ()')
 local channelAt = from + tonumber(leaseBytes)
 local at = channelAt + tonumber(channelBytes)
-local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq')
+local head = redis.call('HMGET', KEYS[1], 'lease', 'lastSeq', 'snapshotSeq')
 if head[1] ~= string.sub(payload, from, channelAt - 1) then return 0 end
 local channel = string.sub(payload, channelAt, at - 1)
 local optional = 2
@@ -42,13 +44,20 @@ if string.find(extra, 'a', 1, true) then answer = ARGV[optional] end
 local stored = tonumber(head[2] or '0') or 0
 local size = #payload
 local batchAt = at
+-- The trim point: the newest maxlen events stay, and every event after the stored snapshot (this
+-- call's, when it carries one), up to twice maxlen. The writer stores a new snapshot before the
+-- one stored falls maxlen behind, so the stream holds more than maxlen only while a backlog too
+-- long for one call goes out (see RedisTaskAppender.send).
+local newest = tonumber(lastSeq)
+local snapshotSeq = snapshot and newest or (tonumber(head[3] or '0') or 0)
+local minid = math.max(newest - 2 * maxlen + 1, math.min(snapshotSeq + 1, newest - maxlen + 1), 0)
 while at < size do
   local a = string.find(payload, ' ', at + 1, true)
   local b = string.find(payload, ' ', a + 1, true)
   local e = string.find(payload, '\\n', b + 1, true) or (size + 1)
   local seq = string.sub(payload, at + 1, a - 1)
   if tonumber(seq) > stored then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, seq .. '-1', 'f', string.sub(payload, a + 1, b - 1), 'j', string.sub(payload, b + 1, e - 1))
+    redis.call('XADD', KEYS[2], 'MINID', '~', minid, seq .. '-1', 'f', string.sub(payload, a + 1, b - 1), 'j', string.sub(payload, b + 1, e - 1))
   end
   at = e
 end
@@ -198,6 +207,8 @@ export interface AppenderOptions {
   onOverflow: (reason: string) => void;
   /** The newest seq already in Redis when the appender starts (a task taken over goes on from it). */
   storedSeq?: number;
+  /** The seq of the snapshot Redis holds when the appender starts (a task taken over). */
+  storedSnapshotSeq?: number;
   /**
    * A batch reached Redis: followers on this instance may have it now, and take its events as
    * they are (followers elsewhere get them from the PUBLISH, or read them when it was too large).
@@ -291,6 +302,8 @@ export class RedisTaskAppender {
   private overflowed = false;
   private snapshotState?: TaskState;
   private snapshotAt = 0;
+  /** The seq of the newest snapshot Redis holds (the script trims no event after it, see APPEND_SCRIPT). */
+  private snapshotSeq: number;
   /** The last batch left its periodic snapshot to the next call (see send). */
   private snapshotOwed = false;
   private eventsSinceSnapshot = 0;
@@ -315,6 +328,7 @@ export class RedisTaskAppender {
 
   constructor(private readonly options: AppenderOptions) {
     this.storedSeq = options.storedSeq ?? 0;
+    this.snapshotSeq = options.storedSnapshotSeq ?? 0;
     this.keys = options.keys.map((key) => Buffer.from(key));
     this.taskPart = appendTaskPart(options.lease, options.channel);
     this.ownerMember = Buffer.from(options.ownerMember);
@@ -409,13 +423,18 @@ export class RedisTaskAppender {
     const task = this.record;
     // An empty batch: the call stores only the snapshot that the last batch left for it (see below).
     const last = batch.length > 0 ? batch[batch.length - 1].seq : this.storedSeq;
+    // A batch that leaves the stored snapshot maxEventsPerTask behind carries a new one: Redis keeps
+    // the newest maxEventsPerTask events and every event after the snapshot (see APPEND_SCRIPT),
+    // so without it the stream would grow past the cap (up to twice it).
+    const behind = last - this.snapshotSeq >= this.options.maxEventsPerTask;
     // The snapshot describes the task at its newest event: only a batch that ends there can carry it.
-    const due = this.pending.length === 0 && last === task.lastSeq && this.snapshotDue(task, batch.length);
+    const due = this.pending.length === 0 && last === task.lastSeq && (behind || this.snapshotDue(task, batch.length));
     // A state change (and the end) carries its snapshot: readers take the two together. A periodic
     // one (tens of kB) goes in a call of its own right after this batch's, so that the frames of
     // the batch do not wait for it to be built and stored; it rides along only when events keep
-    // coming (a run writing flat out: there is never a moment without a batch).
-    const apart = due && batch.length > 0 && !this.snapshotOwed && !task.isTerminal && task.state === this.snapshotState;
+    // coming (a run writing flat out: there is never a moment without a batch), or when the batch
+    // alone would leave the stored one behind the cap.
+    const apart = due && !behind && batch.length > 0 && !this.snapshotOwed && !task.isTerminal && task.state === this.snapshotState;
     const withSnapshot = due && !apart;
     this.snapshotOwed = apart;
     if (batch.length === 0 && !withSnapshot) {
@@ -484,6 +503,7 @@ export class RedisTaskAppender {
         // store theirs (tens of kB each) within the same few ms, every second, and at their end.
         this.snapshotAt = state !== this.snapshotState ? now - Math.random() * SNAPSHOT_EVERY_MS : now;
         this.snapshotState = state;
+        this.snapshotSeq = last;
         this.eventsSinceSnapshot = 0;
       } else this.eventsSinceSnapshot += batch.length;
       if (last > this.storedSeq) this.storedSeq = last;

@@ -305,13 +305,19 @@ export class RedisTaskStore extends TaskStore {
       .zadd(this.key('owner', owner), statusTime, init.id)
       .rpush(this.key('context', owner, init.contextId), init.id)
       .exec();
-    return this.register(init.id, owner, lease, 0, (onEvent) =>
+    return this.register(init.id, owner, lease, { seq: 0, snapshotSeq: 0 }, (onEvent) =>
       new TaskRecord({ ...init, maxEvents: WRITER_LOG_EVENTS, maxFinishedTools: this.options.maxFinishedToolsPerTask, onEvent, packWhenSettled: false }),
     );
   }
 
   /** Makes this instance the task's writer under `lease`: its record's events go to Redis through an appender. */
-  private register(id: string, owner: string, lease: string, storedSeq: number, makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord): TaskRecord {
+  private register(
+    id: string,
+    owner: string,
+    lease: string,
+    stored: { seq: number; snapshotSeq: number },
+    makeRecord: (onEvent: (event: TaskEvent) => void) => TaskRecord,
+  ): TaskRecord {
     const local = new Set<RedisTaskReplica>();
     const waiting = new Set<StoredWaiter>();
     const appender = new RedisTaskAppender({
@@ -330,7 +336,8 @@ export class RedisTaskStore extends TaskStore {
       later: (send) => this.turnWrites.later(send),
       warn: (message) => this.logger.warn(message),
       onOverflow: (reason) => (this.writeFailureHandler ? this.writeFailureHandler(id, reason) : record.fail(reason)),
-      storedSeq,
+      storedSeq: stored.seq,
+      storedSnapshotSeq: stored.snapshotSeq,
       onStored: (seq, state, events) => {
         for (const replica of local) replica.advance(seq, state, events);
         for (const waiter of waiting) if (waiter.seq <= seq) waiter.done(true);
@@ -721,7 +728,7 @@ export class RedisTaskStore extends TaskStore {
     // with it): the writer's record holds it too, so a resume from before the take-over
     // (Last-Event-ID 0) replays events here as on any other instance, not a snapshot.
     const events = from === 'queued' && lastSeq === 1 && head.lastSeq === 1 ? [new TaskEvent(1, { payload: { $case: 'task', value: head.snapshot } })] : undefined;
-    const record = this.register(id, ownerKey(head.owner), lease, lastSeq, (onEvent) =>
+    const record = this.register(id, ownerKey(head.owner), lease, { seq: lastSeq, snapshotSeq: head.lastSeq }, (onEvent) =>
       new TaskRecord({
         id,
         contextId: head.contextId,
