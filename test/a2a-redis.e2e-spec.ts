@@ -133,12 +133,16 @@ describe('tasks shared through Redis (e2e)', () => {
     expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
   });
 
-  // Large frames: each is a stream node of its own, so MAXLEN trims exactly. A batch of 40 events
-  // with the cap at 20 went without the snapshot due with it (that followed in a call of its own):
-  // between the two calls Redis held a snapshot (event 2) older than its first kept event (~23),
-  // and a resume on another instance from before that event got the snapshot, found the gap, and
-  // was cut. The writer's replies are held here between the two calls, so the reader sees Redis then.
-  it('a resume on B from before the first event Redis keeps gets a snapshot no older than that event, then every event after it; GetTask on B too', async () => {
+  /**
+   * A, the task's writer, its connection through a relay that can hold Redis's replies, and B, an
+   * api instance; cap 20, frames of 100 kB (each a stream node of its own, so the trim is exact).
+   * The run on A is past its WORKING state (event 2, stored with its snapshot). `burst` writes
+   * `tools` tools with the replies held, in one call, and resolves the first event Redis keeps
+   * once it ran the call: the writer does not know yet, so it sends nothing more until `release`.
+   */
+  const withHeldWriter = async (
+    body: (t: { b: ScriptedA2aApp; run: ScriptedRun; client: Redis; burst: (tools: number) => Promise<number>; release: () => void }) => Promise<void>,
+  ): Promise<void> => {
     const gate = await startRedisReplyGate(redis.port);
     const client = new Redis(redis.url);
     try {
@@ -152,16 +156,34 @@ describe('tasks shared through Redis (e2e)', () => {
       abort.abort();
       run.progress('thinking');
       await (a.app.get(TaskStore) as RedisTaskStore).flushed();
-      gate.hold();
-      const page = 'x'.repeat(100_000);
-      for (let i = 0; i < 20; i++) {
-        run.started(`c${i}`, 'fetch', { page });
-        run.completed(`c${i}`, 'fetch', 'ok');
-      }
-      // Redis ran the call of events 3-42; the writer does not know yet, so sends nothing more.
-      while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== '42') await new Promise((resolve) => setTimeout(resolve, 5));
-      const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
-      const first = Number(firstKept.split('-')[0]);
+      const burst = async (tools: number): Promise<number> => {
+        gate.hold();
+        const page = 'x'.repeat(100_000);
+        for (let i = 0; i < tools; i++) {
+          run.started(`c${i}`, 'fetch', { page });
+          run.completed(`c${i}`, 'fetch', 'ok');
+        }
+        const last = String(2 + 2 * tools);
+        while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== last) await new Promise((resolve) => setTimeout(resolve, 5));
+        const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
+        return Number(firstKept.split('-')[0]);
+      };
+      await body({ b, run, client, burst, release: () => gate.release() });
+    } finally {
+      gate.release();
+      client.disconnect();
+      for (const app of apps.splice(0)) await app.close();
+      await gate.close();
+    }
+  };
+
+  // A batch of 40 events with the cap at 20 went without the snapshot due with it (that followed
+  // in a call of its own): between the two calls Redis held a snapshot (event 2) older than its
+  // first kept event (~23), and a resume on another instance from before that event got the
+  // snapshot, found the gap, and was cut.
+  it('a resume on B from before the first event Redis keeps gets a snapshot no older than that event, then every event after it; GetTask on B too', async () => {
+    await withHeldWriter(async ({ b, run, client, burst, release }) => {
+      const first = await burst(20);
       expect(first).toBeGreaterThan(3);
       // The cap holds: Redis keeps the newest 20 (the snapshot came with them).
       expect(await client.xlen(`e2e:events:${run.id}`)).toBeLessThanOrEqual(20);
@@ -174,8 +196,8 @@ describe('tasks shared through Redis (e2e)', () => {
       const resumed = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '1' } });
       expect(resumed.status).toBe(200);
       const events = collect(resumed);
-      gate.release();
-      run.started('c20', 'fetch', { page });
+      release();
+      run.started('c20', 'fetch', { page: 'x' });
       run.completed('c20', 'fetch', 'ok');
       run.reply('done');
       const onB = summarise(await events);
@@ -185,12 +207,7 @@ describe('tasks shared through Redis (e2e)', () => {
       // Task, thinking, 42 frames, answer, COMPLETED.
       expect(onB.map((e) => e.id)).toEqual(Array.from({ length: 46 - onB[0].id + 1 }, (_, i) => onB[0].id + i));
       expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
-    } finally {
-      gate.release();
-      client.disconnect();
-      for (const app of apps.splice(0)) await app.close();
-      await gate.close();
-    }
+    });
   });
 
   // A stream on B that is behind its replica's tail reads the events from Redis (XRANGE), where
@@ -199,19 +216,7 @@ describe('tasks shared through Redis (e2e)', () => {
   // snapshot, then every event (the contract allows either). It was cut: it found the gap, and
   // the stored snapshot (event 2) was not newer than its place.
   it('a stream on B that reads Redis and falls behind what Redis keeps, less than twice the cap, gets a snapshot and then every event: no gap, no cut', async () => {
-    const gate = await startRedisReplyGate(redis.port);
-    const client = new Redis(redis.url);
-    try {
-      const capped = { maxEventsPerTask: 20, maxFrameFieldBytes: 200_000 };
-      const a = await instance(manual, { ...capped, redis: { connection: gate.url, keyPrefix: 'e2e:' } });
-      const b = await instance(manual, { ...capped, role: 'api' });
-      const runStarted = a.worker.nextRun();
-      const abort = new AbortController();
-      await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('big') }, { signal: abort.signal });
-      const run = await runStarted;
-      abort.abort();
-      run.progress('thinking');
-      await (a.app.get(TaskStore) as RedisTaskStore).flushed();
+    await withHeldWriter(async ({ b, run, client, burst, release }) => {
       const pace = pacing();
       pace.shut();
       const received: { seq: number; task: boolean; terminal: boolean }[] = [];
@@ -226,19 +231,11 @@ describe('tasks shared through Redis (e2e)', () => {
       );
       // B hears of the writer's batches from here on.
       while (((await client.pubsub('NUMSUB', `e2e:channel:${run.id}`)) as [string, number])[1] === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      gate.hold();
-      const page = 'x'.repeat(100_000);
-      for (let i = 0; i < 15; i++) {
-        run.started(`c${i}`, 'fetch', { page });
-        run.completed(`c${i}`, 'fetch', 'ok');
-      }
-      while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== '32') await new Promise((resolve) => setTimeout(resolve, 5));
-      const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
-      const first = Number(firstKept.split('-')[0]);
+      const first = await burst(15);
       expect(first).toBeGreaterThan(3);
       // B's stream has read Redis (the PUBLISH of events 3-32 came) and found the events after its place gone.
       await eventually(() => view.lastSeq === 32, 10_000, 'B told of events 3-32');
-      gate.release();
+      release();
       pace.open();
       // The run ends once the stream has gone on (a snapshot taken after the end would be the end).
       while (received.length === 0 && cut === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -250,12 +247,7 @@ describe('tasks shared through Redis (e2e)', () => {
       // Task, thinking, 30 frames, answer, COMPLETED: every event after the snapshot, once, in order.
       expect(rest.map((e) => e.seq)).toEqual(Array.from({ length: 34 - snapshot.seq }, (_, i) => snapshot.seq + 1 + i));
       expect(rest[rest.length - 1].terminal).toBe(true);
-    } finally {
-      gate.release();
-      client.disconnect();
-      for (const app of apps.splice(0)) await app.close();
-      await gate.close();
-    }
+    });
   });
 
   it('a resume on the instance that writes the task gets an event only once Redis holds it, as a resume elsewhere would', async () => {

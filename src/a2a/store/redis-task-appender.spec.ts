@@ -131,6 +131,16 @@ function setUp(
   return { calls, appender, record, warnings, overflows, stored };
 }
 
+/** The Task and the WORKING state the first narration makes, each stored by a call of its own. */
+async function storeWorking(calls: Calls, record: TaskRecord): Promise<void> {
+  await turn();
+  calls.sent[0].resolve(1);
+  record.narrate('working');
+  await turn();
+  calls.sent[1].resolve(1);
+  await turn();
+}
+
 describe('encodeAppend', () => {
   const head: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_733_300_000_123, lastSeq: 10, ttlMs: 0, publish: true, member: true, snapshot: false, answer: true };
 
@@ -240,12 +250,7 @@ describe('RedisTaskAppender', () => {
   it('sends a periodic snapshot in a call of its own after the batch, and along with the next batch when events keep coming', async () => {
     // maxEventsPerTask 8: a snapshot is due every 2 events (a quarter of the cap) besides the state changes.
     const { calls, record, appender, stored } = setUp(8);
-    await turn();
-    calls.sent[0].resolve(1);
-    record.narrate('working');
-    await turn();
-    calls.sent[1].resolve(1);
-    await turn();
+    await storeWorking(calls, record);
     record.narrate('a');
     record.narrate('b');
     await turn();
@@ -279,12 +284,7 @@ describe('RedisTaskAppender', () => {
     // Redis keeps every event after the stored snapshot (up to twice the cap): without a new one
     // with this batch, it would keep 13 events where the cap is 8.
     const { calls, record, appender } = setUp(8);
-    await turn();
-    calls.sent[0].resolve(1);
-    record.narrate('working');
-    await turn();
-    calls.sent[1].resolve(1);
-    await turn();
+    await storeWorking(calls, record);
     for (let i = 0; i < 11; i++) record.narrate(`step ${i}`);
     await turn();
     expect(calls.sent[2]).toMatchObject({ seqs: Array.from({ length: 11 }, (_, i) => i + 3), snapshot: true });
