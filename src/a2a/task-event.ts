@@ -326,8 +326,8 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
  * maxEventsPerTask (10,000) events as objects made the young-generation GC copy and promote
  * every one of them; a block is a few objects whatever it holds. A block of tool frames keeps
  * only their ids and frames, about a third of that JSON (~52 K characters for the bench's
- * frames), so it is not in V8's large-object space: blocks big enough for it were measured and
- * made no difference (docs/performance.md, thirteenth round).
+ * frames), so it is not in V8's large-object space; blocks sized for it were copied less but
+ * cost no less CPU (docs/performance.md, tenth and thirteenth rounds).
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
   hot: 64,
