@@ -4,6 +4,7 @@ import { RUNTIME_EMITTER } from './runtime.constants';
 import { AgentBus } from './agent-bus';
 import { EventEmitterAgentBus } from './event-emitter-agent-bus';
 import { RuntimeModule } from './runtime.module';
+import { RuntimeEmitter } from './runtime-emitter';
 import { Module } from '@nestjs/common';
 import { AgentExecutor } from '../executor';
 import { EMPTY } from 'rxjs';
@@ -93,6 +94,27 @@ describe('EventEmitterAgentBus', () => {
     emitter.offAny(any);
     bus.publish('progress', 'nobody', { text: 'unheard', step: 0 });
     expect(got).toHaveLength(3);
+  });
+
+  it('delivers a task topic publish to listeners added with once, many, prepend and addListener after publishes nobody else heard', () => {
+    // A fresh RuntimeEmitter: until a listener is added under the task topics' prefix, it answers
+    // "nobody else listens" without a lookup; each way of adding one must end that.
+    const fresh = new RuntimeEmitter();
+    const freshBus = new EventEmitterAgentBus(fresh);
+    const got: string[] = [];
+    const s = freshBus.topic$('progress', 't').subscribe((p) => got.push(p.text));
+    freshBus.publish('progress', 't', { text: 'a', step: 0 });
+    fresh.once('agent.skill.progress.t', (p: { text: string }) => void got.push(`once:${p.text}`));
+    fresh.many('agent.skill.answer.t', 2, (p: { text: string }) => void got.push(`many:${p.text}`));
+    fresh.prependListener('agent.skill.reply.t', () => void got.push('prepend'));
+    fresh.addListener('agent.skill.toolframe.u', () => void got.push('add'));
+    freshBus.publish('progress', 't', { text: 'b', step: 1 });
+    freshBus.publish('answer', 't', { text: 'c', append: true, last: false });
+    freshBus.publish('reply', 't', { status: 'completed', text: 'd' } as never);
+    freshBus.publish('toolframe', 'u', { frame: { toolCallId: 'x' } } as never);
+    freshBus.publish('progress', 't', { text: 'e', step: 2 });
+    expect(got).toEqual(['a', 'b', 'once:b', 'many:c', 'prepend', 'add', 'e']);
+    s.unsubscribe();
   });
 
   describe.each([
