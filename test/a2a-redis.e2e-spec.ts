@@ -7,7 +7,7 @@ import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
 import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
 import { startRedis, type TestRedis } from './support/redis-server';
-import { startRedisReplyGate } from './support/redis-reply-gate';
+import { startRedisReplyGate, type RedisReplyGate } from './support/redis-reply-gate';
 import { gate as pacing } from './support/stream-gate';
 
 /** Kind, id and (for a task) state of each event of a JSON-RPC 1.0 stream. */
@@ -139,9 +139,10 @@ describe('tasks shared through Redis (e2e)', () => {
    * The run on A is past its WORKING state (event 2, stored with its snapshot). `burst` writes
    * `tools` tools with the replies held, in one call, and resolves the first event Redis keeps
    * once it ran the call: the writer does not know yet, so it sends nothing more until `release`.
+   * `stored(seq)` resolves once Redis holds the events up to `seq`.
    */
   const withHeldWriter = async (
-    body: (t: { b: ScriptedA2aApp; run: ScriptedRun; client: Redis; burst: (tools: number) => Promise<number>; release: () => void }) => Promise<void>,
+    body: (t: { b: ScriptedA2aApp; run: ScriptedRun; client: Redis; gate: RedisReplyGate; burst: (tools: number) => Promise<number>; stored: (seq: number) => Promise<number> }) => Promise<void>,
   ): Promise<void> => {
     const gate = await startRedisReplyGate(redis.port);
     const client = new Redis(redis.url);
@@ -156,19 +157,22 @@ describe('tasks shared through Redis (e2e)', () => {
       abort.abort();
       run.progress('thinking');
       await (a.app.get(TaskStore) as RedisTaskStore).flushed();
-      const burst = async (tools: number): Promise<number> => {
+      /** Resolves the first event Redis keeps once it holds those up to `seq`. */
+      const stored = async (seq: number): Promise<number> => {
+        while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== String(seq)) await new Promise((resolve) => setTimeout(resolve, 5));
+        const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
+        return Number(firstKept.split('-')[0]);
+      };
+      const burst = (tools: number): Promise<number> => {
         gate.hold();
         const page = 'x'.repeat(100_000);
         for (let i = 0; i < tools; i++) {
           run.started(`c${i}`, 'fetch', { page });
           run.completed(`c${i}`, 'fetch', 'ok');
         }
-        const last = String(2 + 2 * tools);
-        while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== last) await new Promise((resolve) => setTimeout(resolve, 5));
-        const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
-        return Number(firstKept.split('-')[0]);
+        return stored(2 + 2 * tools);
       };
-      await body({ b, run, client, burst, release: () => gate.release() });
+      await body({ b, run, client, gate, burst, stored });
     } finally {
       gate.release();
       client.disconnect();
@@ -182,7 +186,7 @@ describe('tasks shared through Redis (e2e)', () => {
   // first kept event (~23), and a resume on another instance from before that event got the
   // snapshot, found the gap, and was cut.
   it('a resume on B from before the first event Redis keeps gets a snapshot no older than that event, then every event after it; GetTask on B too', async () => {
-    await withHeldWriter(async ({ b, run, client, burst, release }) => {
+    await withHeldWriter(async ({ b, run, client, gate, burst }) => {
       const first = await burst(20);
       expect(first).toBeGreaterThan(3);
       // The cap holds: Redis keeps the newest 20 (the snapshot came with them).
@@ -196,7 +200,7 @@ describe('tasks shared through Redis (e2e)', () => {
       const resumed = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '1' } });
       expect(resumed.status).toBe(200);
       const events = collect(resumed);
-      release();
+      gate.release();
       run.started('c20', 'fetch', { page: 'x' });
       run.completed('c20', 'fetch', 'ok');
       run.reply('done');
@@ -216,7 +220,7 @@ describe('tasks shared through Redis (e2e)', () => {
   // snapshot, then every event (the contract allows either). It was cut: it found the gap, and
   // the stored snapshot (event 2) was not newer than its place.
   it('a stream on B that reads Redis and falls behind what Redis keeps, less than twice the cap, gets a snapshot and then every event: no gap, no cut', async () => {
-    await withHeldWriter(async ({ b, run, client, burst, release }) => {
+    await withHeldWriter(async ({ b, run, client, gate, burst }) => {
       const pace = pacing();
       pace.shut();
       const received: { seq: number; task: boolean; terminal: boolean }[] = [];
@@ -235,7 +239,7 @@ describe('tasks shared through Redis (e2e)', () => {
       expect(first).toBeGreaterThan(3);
       // B's stream has read Redis (the PUBLISH of events 3-32 came) and found the events after its place gone.
       await eventually(() => view.lastSeq === 32, 10_000, 'B told of events 3-32');
-      release();
+      gate.release();
       pace.open();
       // The run ends once the stream has gone on (a snapshot taken after the end would be the end).
       while (received.length === 0 && cut === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
@@ -247,6 +251,52 @@ describe('tasks shared through Redis (e2e)', () => {
       // Task, thinking, 30 frames, answer, COMPLETED: every event after the snapshot, once, in order.
       expect(rest.map((e) => e.seq)).toEqual(Array.from({ length: 34 - snapshot.seq }, (_, i) => snapshot.seq + 1 + i));
       expect(rest[rest.length - 1].terminal).toBe(true);
+    });
+  });
+
+  // A backlog longer than one call (MAX_BATCH, 2,000 events) goes out in several; only the last
+  // can carry a snapshot. Past twice the cap Redis trims past the stored one, so a resume on B
+  // meanwhile gets a snapshot older than the first kept event: it waits for the newer one the
+  // writer stores with its backlog's last call, and goes on from there (it was cut).
+  it('a resume on B while a backlog longer than one call goes out gets, after the stale snapshot, a newer one and every event after it: no cut', async () => {
+    await withHeldWriter(async ({ b, run, gate, stored }) => {
+      gate.hold();
+      // Event 3 goes in a call of its own; the 2,500 after it wait for its reply.
+      run.started('c0', 'calculator', { i: 0 });
+      await stored(3);
+      for (let i = 1; i <= 1_250; i++) {
+        run.completed(`c${i - 1}`, 'calculator', i - 1);
+        run.started(`c${i}`, 'calculator', { i });
+      }
+      // One reply on: the next call stores events 4-2003 (no snapshot: 500 more wait), its reply held.
+      gate.pass();
+      const first = await stored(2_003);
+      expect(first).toBeGreaterThan(3);
+      const resumed = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '1' } });
+      expect(resumed.status).toBe(200);
+      const reader = readSse(resumed)[Symbol.asyncIterator]();
+      const messages: SseMessage[] = [];
+      const tasks = (): number => messages.filter((m) => m.data !== undefined && summarise([m])[0].kind === 'task').length;
+      const read = async (): Promise<boolean> => {
+        const { value, done } = await reader.next();
+        if (!done) messages.push(value as SseMessage);
+        return !done;
+      };
+      gate.release();
+      // The stale snapshot (event 2), then the one the backlog's last call stored (event 2503).
+      while (tasks() < 2 && (await read()));
+      run.completed('c1250', 'calculator', 1_250);
+      run.reply('done');
+      while (await read());
+      const onB = summarise(messages.filter((m) => m.data !== undefined));
+      // Task, thinking, 2,502 frames, answer, COMPLETED; each event other than a Task right after the one before it.
+      expect(onB.filter((e) => e.kind === 'task').map((e) => e.id)).toEqual([2, 2_503]);
+      expect(onB[onB.length - 1].id).toBe(2_506);
+      expect((onB[onB.length - 1].value.status as { state: string }).state).toBe('TASK_STATE_COMPLETED');
+      for (let i = 1; i < onB.length; i++) {
+        expect(onB[i].id).toBeGreaterThan(onB[i - 1].id);
+        if (onB[i].kind !== 'task') expect([onB[i].id, onB[i].kind]).toEqual([onB[i - 1].id + 1, onB[i].kind]);
+      }
     });
   });
 

@@ -10,6 +10,8 @@ export interface RedisReplyGate {
   url: string;
   /** From now on the replies wait here. */
   hold(): void;
+  /** The replies that waited go on; the ones after them wait. */
+  pass(): void;
   /** The replies that waited go on, and the ones after them too. */
   release(): void;
   close(): Promise<void>;
@@ -42,6 +44,9 @@ export async function startRedisReplyGate(redisPort: number): Promise<RedisReply
     url: `redis://127.0.0.1:${port}`,
     hold: () => {
       held = true;
+    },
+    pass: () => {
+      for (const { socket, chunk } of waiting.splice(0)) if (!socket.destroyed) socket.write(chunk);
     },
     release: () => {
       held = false;

@@ -813,15 +813,18 @@ export class RedisTaskStore extends TaskStore {
 
 
   /**
-   * Where a follower whose next events Redis no longer holds starts again: the stored snapshot,
-   * if newer than its cursor and the follower is at most twice maxEventsPerTask behind the newest
-   * event (as far as an in-memory task's log waits for a listener); undefined: it is cut.
+   * Where a follower whose next events Redis no longer holds starts again: the stored snapshot
+   * when newer than its cursor, and whether the follower is more than twice maxEventsPerTask
+   * behind the newest event (as far as an in-memory task's log waits for a listener). 'later':
+   * not newer yet (a backlog longer than one call is going out; its last call stores a newer
+   * snapshot, see APPEND_SCRIPT). Undefined: the task is gone or ended, the follower is cut.
    */
-  async restartPoint(id: string, cursor: number): Promise<Head | undefined> {
+  async restartPoint(id: string, cursor: number): Promise<{ head: Head; farBehind: boolean } | 'later' | undefined> {
     const hash = await this.redis.hgetall(this.key('task', id));
     const head = readHead(hash, null);
-    if (!head || head.lastSeq <= cursor || Number(hash.lastSeq) - cursor > 2 * this.options.maxEventsPerTask) return undefined;
-    return head;
+    if (!head) return undefined;
+    if (head.lastSeq <= cursor) return isTerminalState(head.state) ? undefined : 'later';
+    return { head, farBehind: Number(hash.lastSeq) - cursor > 2 * this.options.maxEventsPerTask };
   }
 
   private async heads(ids: string[]): Promise<(Head | undefined)[]> {
@@ -1034,13 +1037,16 @@ export class RedisTaskReplica implements TaskView {
 
   /**
    * Hands the listener the stored snapshot as a Task event (see restartPoint: 'sent'); 'wait'
-   * while the listener takes nothing (it is pumped again when it does); 'none': it is cut.
+   * while the listener takes nothing, or the snapshot is not newer than its place yet (it is
+   * pumped again when it takes events, or the writer's next batch comes); 'none': it is cut.
    */
   private async restartFromSnapshot(listener: TaskListener): Promise<'sent' | 'wait' | 'none'> {
-    const head = await this.store.restartPoint(this.id, listener.cursor);
-    if (!this.listeners.has(listener)) return 'wait';
-    if (!head) return 'none';
-    if (listener.ready && !listener.ready()) return 'wait';
+    const point = await this.store.restartPoint(this.id, listener.cursor);
+    if (!this.listeners.has(listener) || point === 'later') return 'wait';
+    if (!point) return 'none';
+    // One that takes nothing, twice the cap behind, is cut as in memory; one that takes events goes on.
+    if (listener.ready && !listener.ready()) return point.farBehind ? 'none' : 'wait';
+    const { head } = point;
     // A terminal snapshot ends the stream: the status update it holds is the last event.
     const terminal = isTerminalState(head.state);
     listener.cursor = head.lastSeq;
