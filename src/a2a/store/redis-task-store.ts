@@ -417,7 +417,7 @@ export class RedisTaskStore extends TaskStore {
       statusTime: record.statusTime,
       lastSeq,
       newestSeq: lastSeq,
-      // Redis keeps at least the newest maxEventsPerTask of them (MAXLEN ~).
+      // Redis keeps at least the newest maxEventsPerTask of them (see APPEND_SCRIPT).
       firstSeq: Math.max(1, lastSeq - this.options.maxEventsPerTask + 1),
       snapshot: record.snapshot(),
     };
@@ -946,7 +946,7 @@ export class RedisTaskReplica implements TaskView {
     if (this.listeners.has(listener)) void this.pump(listener);
   }
 
-  /** Redis trims by MAXLEN; a stream that starts late reads from what is retained. */
+  /** Redis trims to the cap (never past the stored snapshot); a stream that starts late reads from what is retained. */
   hold(): () => void {
     return () => undefined;
   }
