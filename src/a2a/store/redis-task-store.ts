@@ -824,7 +824,7 @@ export class RedisTaskStore extends TaskStore {
     const head = readHead(hash, null);
     if (!head) return undefined;
     if (head.lastSeq <= cursor) return isTerminalState(head.state) ? undefined : 'later';
-    return { head, farBehind: Number(hash.lastSeq) - cursor > 2 * this.options.maxEventsPerTask };
+    return { head, farBehind: head.newestSeq - cursor > 2 * this.options.maxEventsPerTask };
   }
 
   private async heads(ids: string[]): Promise<(Head | undefined)[]> {
