@@ -18,7 +18,14 @@
  * `--interval=<ms>` paces the tool calls (a call every `ms` per stream, as the side-by-side
  * section's latency rows: `4 100 1000 … --interval=50` is its paced 1,000-stream row) and adds
  * each server's p99 publish-to-client latency, min / median / max over the rounds.
+ *
+ * `--compiled` runs every server compiled, as a full bench run does (without it, servers of
+ * runs with tool calls load through ts-node). `--counts` prints, per server per round, its user
+ * and system CPU per frame (or task) and the machine's context switches and interrupts per frame
+ * (/proc): one stream's frames/s moves with how often the loopback wakes the other process, for
+ * every server alike, and these say which way a round went.
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { LoadProcess, type ServerProcess } from './lib/processes';
 import { spread } from './lib/stats';
@@ -30,12 +37,14 @@ async function main(): Promise<void> {
   const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const warm = Number(option('warm') ?? 10_000);
   const intervalMs = Number(option('interval') ?? 0);
+  const compiled = empty || process.argv.includes('--compiled');
+  const counts = process.argv.includes('--counts');
   const variants = process.argv
     .slice(5)
-    .filter((a) => !a.startsWith('--warm=') && !a.startsWith('--interval='))
+    .filter((a) => !a.startsWith('--'))
     .map(parseVariant);
   if (!(rounds > 0 && toolCalls >= 0 && streams > 0) || variants.length === 0) {
-    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>... [--warm=N] [--interval=<ms>]');
+    throw new Error('usage: bench/ab-servers.ts <rounds> <toolCalls> <streams> <[checkout:]target[ flag,flag]>... [--warm=N] [--interval=<ms>] [--compiled] [--counts]');
   }
   const unit = empty ? 'task' : 'frame';
   const load = await LoadProcess.start();
@@ -44,7 +53,7 @@ async function main(): Promise<void> {
   const fps = variants.map((): number[] => []);
   const p99 = variants.map((): number[] => []);
   try {
-    for (const v of variants) servers.push(await serverProcessOf(v.checkout, empty).start(v.target, {}, v.flags));
+    for (const v of variants) servers.push(await serverProcessOf(v.checkout, compiled).start(v.target, {}, v.flags));
     for (const server of servers) {
       await load.run({ url: server.url, streams: 20, maxOpen: 4, scenario: { toolCalls: 500, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
       if (empty) await load.run({ url: server.url, streams: warm, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 600_000 });
@@ -52,11 +61,13 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < servers.length; k++) {
         const i = (k + round) % servers.length;
+        const before = counts ? procCounts(servers[i].pid) : undefined;
         const c0 = await servers[i].cpuUs();
         const r = await load.run({ url: servers[i].url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs, idle: false }, timeLimitMs: 120_000 });
         const used = (await servers[i].cpuUs()) - c0;
         if (r.completed !== streams) throw new Error(`${variants[i].label}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
         cpu[i].push(used / (empty ? r.completed : r.frames));
+        if (before) console.log(`  ${variants[i].label}: ${describeCounts(before, procCounts(servers[i].pid), empty ? r.completed : r.frames, unit)}, ${r.framesPerSec.toFixed(0)} frames/s`);
         fps[i].push(r.framesPerSec);
         p99[i].push(r.latency.p99Ms);
       }
@@ -77,6 +88,30 @@ async function main(): Promise<void> {
         `(min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
     );
   });
+}
+
+interface ProcCounts {
+  userTicks: number;
+  systemTicks: number;
+  contextSwitches: number;
+  interrupts: number;
+}
+
+/** The server's user and system CPU (clock ticks) and the machine's context switches and interrupts so far. */
+function procCounts(pid: number | undefined): ProcCounts {
+  // Fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const stat = readFileSync('/proc/stat', 'utf8');
+  const total = (key: string): number => Number(new RegExp(`^${key} (\\d+)`, 'm').exec(stat)?.[1] ?? NaN);
+  return { userTicks: Number(fields[11]), systemTicks: Number(fields[12]), contextSwitches: total('ctxt'), interrupts: total('intr') };
+}
+
+function describeCounts(a: ProcCounts, b: ProcCounts, per: number, unit: string): string {
+  const tickUs = 1e6 / 100; // USER_HZ is 100 on Linux
+  return (
+    `user ${(((b.userTicks - a.userTicks) * tickUs) / per).toFixed(1)} µs, system ${(((b.systemTicks - a.systemTicks) * tickUs) / per).toFixed(1)} µs per ${unit}; ` +
+    `machine: ${((b.contextSwitches - a.contextSwitches) / per).toFixed(2)} context switches, ${((b.interrupts - a.interrupts) / per).toFixed(2)} interrupts per ${unit}`
+  );
 }
 
 main().catch((err: unknown) => {
