@@ -25,9 +25,9 @@
  * (/proc): one stream's frames/s moves with how often the loopback wakes the other process, for
  * every server alike, and these say which way a round went.
  */
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { LoadProcess, type ServerProcess } from './lib/processes';
+import { countsPer, describeCounts, procCounts } from './lib/proc-counts';
 import { spread } from './lib/stats';
 import { parseVariant, serverProcessOf } from './server-variant';
 
@@ -62,12 +62,25 @@ async function main(): Promise<void> {
       for (let k = 0; k < servers.length; k++) {
         const i = (k + round) % servers.length;
         const before = counts ? procCounts(servers[i].pid) : undefined;
+        const loadBefore = counts ? procCounts(load.pid) : undefined;
         const c0 = await servers[i].cpuUs();
         const r = await load.run({ url: servers[i].url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs, idle: false }, timeLimitMs: 120_000 });
         const used = (await servers[i].cpuUs()) - c0;
+        const after = before && procCounts(servers[i].pid);
+        const loadAfter = loadBefore && procCounts(load.pid);
         if (r.completed !== streams) throw new Error(`${variants[i].label}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
-        cpu[i].push(used / (empty ? r.completed : r.frames));
-        if (before) console.log(`  ${variants[i].label}: ${describeCounts(before, procCounts(servers[i].pid), empty ? r.completed : r.frames, unit)}, ${r.framesPerSec.toFixed(0)} frames/s`);
+        const per = empty ? r.completed : r.frames;
+        cpu[i].push(used / per);
+        if (before && after) {
+          const s = countsPer(before, after, per);
+          const l = loadBefore && loadAfter ? countsPer(loadBefore, loadAfter, per) : undefined;
+          console.log(
+            `  ${variants[i].label}: ${describeCounts(before, after, per, unit)}; server main thread ${s.voluntarySwitches.toFixed(2)} + ${s.involuntarySwitches.toFixed(2)} forced switches, ` +
+              `${(s.migrations * per).toFixed(0)} migrations` +
+              (l ? `; load ${l.voluntarySwitches.toFixed(2)} + ${l.involuntarySwitches.toFixed(2)} forced switches, ${(l.migrations * per).toFixed(0)} migrations` : '') +
+              `; ${r.framesPerSec.toFixed(0)} frames/s, ${(r.elapsedMs / 1000).toFixed(2)} s`,
+          );
+        }
         fps[i].push(r.framesPerSec);
         p99[i].push(r.latency.p99Ms);
       }
@@ -88,30 +101,6 @@ async function main(): Promise<void> {
         `(min / median / max; CPU per round: ${cpu[i].map((x) => x.toFixed(1)).join(' ')})`,
     );
   });
-}
-
-interface ProcCounts {
-  userTicks: number;
-  systemTicks: number;
-  contextSwitches: number;
-  interrupts: number;
-}
-
-/** The server's user and system CPU (clock ticks) and the machine's context switches and interrupts so far. */
-function procCounts(pid: number | undefined): ProcCounts {
-  // Fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  const stat = readFileSync('/proc/stat', 'utf8');
-  const total = (key: string): number => Number(new RegExp(`^${key} (\\d+)`, 'm').exec(stat)?.[1] ?? NaN);
-  return { userTicks: Number(fields[11]), systemTicks: Number(fields[12]), contextSwitches: total('ctxt'), interrupts: total('intr') };
-}
-
-function describeCounts(a: ProcCounts, b: ProcCounts, per: number, unit: string): string {
-  const tickUs = 1e6 / 100; // USER_HZ is 100 on Linux
-  return (
-    `user ${(((b.userTicks - a.userTicks) * tickUs) / per).toFixed(1)} µs, system ${(((b.systemTicks - a.systemTicks) * tickUs) / per).toFixed(1)} µs per ${unit}; ` +
-    `machine: ${((b.contextSwitches - a.contextSwitches) / per).toFixed(2)} context switches, ${((b.interrupts - a.interrupts) / per).toFixed(2)} interrupts per ${unit}`
-  );
 }
 
 main().catch((err: unknown) => {

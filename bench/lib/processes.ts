@@ -99,8 +99,14 @@ export class ServerProcess {
 
   /** CPU time the server process has used so far, in µs (user + system). */
   async cpuUs(): Promise<number> {
-    const { userUs, systemUs } = await this.ask({ type: 'cpu' }, 'cpu');
+    const { userUs, systemUs } = await this.cpuUsage();
     return userUs + systemUs;
+  }
+
+  /** The same, user and system apart (process.cpuUsage() in the server). */
+  async cpuUsage(): Promise<{ userUs: number; systemUs: number }> {
+    const { userUs, systemUs } = await this.ask({ type: 'cpu' }, 'cpu');
+    return { userUs, systemUs };
   }
 
   /** Makes the server's OpenTelemetry SDK export every span it still holds, and waits for the export. */
@@ -166,6 +172,11 @@ export class LoadProcess {
     const child = spawnTs('load/load-generator.ts', [], []);
     await nextMessage<LoadReply, 'ready'>(child, 'ready', 60_000);
     return new LoadProcess(child);
+  }
+
+  /** The load generator's process id (bench/lib/proc-counts.ts). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   private send(command: LoadCommand): void {

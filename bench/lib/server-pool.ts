@@ -4,6 +4,7 @@ import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
 import { gcFigures, type GcDuringRun } from './gc-pauses';
 import type { BenchRedis } from './redis';
+import { countsPer, procCounts, type ProcCounts } from './proc-counts';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
@@ -19,6 +20,12 @@ function warmUp(target: Target): Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario
 export interface RunRecord {
   target: Target;
   rep: number;
+  /**
+   * A target's point runs toolstream and the limit twice per repetition, in an ABBA order
+   * (lib/pairing.ts): which of the server's two runs of the repetition this is (0, 1); absent
+   * for a server's only run of a repetition.
+   */
+  pass?: number;
   /** One-minute load average of the machine when the run started. */
   loadAverage: number;
   streams: number;
@@ -32,6 +39,16 @@ export interface RunRecord {
   /** Server CPU (user + system) per frame delivered, all in (the tasks' fixed cost included). */
   serverCpuPerFrameUs: number;
   serverCpuUs: number;
+  /** The same, user and system apart (results written before round 14 have neither). */
+  serverUserPerFrameUs?: number;
+  serverSystemPerFrameUs?: number;
+  /**
+   * The machine's context switches per frame during the run (/proc/stat, every process): with
+   * one stream, how often the loopback woke the other side, the regime the run went in.
+   */
+  contextSwitchesPerFrame?: number;
+  /** More /proc counts per frame: lib/proc-counts.ts. */
+  proc?: RunProcCounts;
   /** The load process's CPU per frame: shows the client was not the bottleneck. */
   clientCpuPerFrameUs: number;
   latencyP50Ms: number;
@@ -42,6 +59,30 @@ export interface RunRecord {
   gc?: ReturnType<typeof gcFigures>;
 }
 
+/**
+ * Per frame of a run, from /proc: the machine's interrupts, and for the server's and the load
+ * generator's main threads the times each waited (voluntary switches: the load generator waits
+ * for bytes, the server for a socket to drain or a timer) and was preempted; and how many times
+ * each moved to the other CPU during the run (a count, not per frame).
+ */
+export interface RunProcCounts {
+  interrupts: number;
+  serverWaits: number;
+  serverPreempted: number;
+  loadWaits: number;
+  loadPreempted: number;
+  serverMigrations: number;
+  loadMigrations: number;
+}
+
+/** /proc counts of the server and the load generator around a run. */
+export interface RunCounts {
+  server: { before: ProcCounts; after: ProcCounts };
+  load?: { before: ProcCounts; after: ProcCounts };
+  serverUserUs: number;
+  serverSystemUs: number;
+}
+
 export interface MeasuredRun {
   target: Target;
   result: LoadResult;
@@ -50,6 +91,39 @@ export interface MeasuredRun {
   loadAverage: number;
   redisCommands?: number;
   gc?: GcDuringRun;
+  counts?: RunCounts;
+}
+
+function perFrame(counts: RunCounts | undefined, frames: number): Partial<RunRecord> {
+  if (!counts || frames <= 0) return {};
+  const s = countsPer(counts.server.before, counts.server.after, frames);
+  const l = counts.load && countsPer(counts.load.before, counts.load.after, frames);
+  return {
+    serverUserPerFrameUs: counts.serverUserUs / frames,
+    serverSystemPerFrameUs: counts.serverSystemUs / frames,
+    contextSwitchesPerFrame: s.contextSwitches,
+    proc: {
+      interrupts: s.interrupts,
+      serverWaits: s.voluntarySwitches,
+      serverPreempted: s.involuntarySwitches,
+      loadWaits: l?.voluntarySwitches ?? NaN,
+      loadPreempted: l?.involuntarySwitches ?? NaN,
+      serverMigrations: Math.round(s.migrations * frames),
+      loadMigrations: l ? Math.round(l.migrations * frames) : NaN,
+    },
+  };
+}
+
+/** One line for a section's log: a run's rate, CPU per frame user + system, and /proc counts per frame. */
+export function describeRunCounts(r: RunRecord): string {
+  const head = `${r.target} rep ${r.rep + 1}: ${Math.round(r.framesPerSec)} f/s, ${r.serverCpuPerFrameUs.toFixed(1)} µs per frame`;
+  if (r.serverUserPerFrameUs === undefined || r.contextSwitchesPerFrame === undefined) return head;
+  const p = r.proc;
+  return (
+    `${head} (user ${r.serverUserPerFrameUs.toFixed(1)} + system ${(r.serverSystemPerFrameUs ?? NaN).toFixed(1)}), ` +
+    `${r.contextSwitchesPerFrame.toFixed(2)} context switches per frame` +
+    (p ? ` (load waits ${p.loadWaits.toFixed(2)}, server waits ${p.serverWaits.toFixed(2)}, preempted ${p.serverPreempted.toFixed(2)} / ${p.loadPreempted.toFixed(2)})` : '')
+  );
 }
 
 export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): RunRecord {
@@ -72,6 +146,7 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
     latencyP50Ms: r.latency.p50Ms,
     latencyP99Ms: r.latency.p99Ms,
     ...(run.redisCommands !== undefined ? { redisCommandsPerFrame: r.frames > 0 ? run.redisCommands / r.frames : NaN } : {}),
+    ...perFrame(run.counts, r.frames),
     ...(run.gc ? { gc: gcFigures(run.gc) } : {}),
   };
 }
@@ -141,9 +216,23 @@ export class ServerPool {
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
     const commandsBefore = await redis?.commandsProcessed();
     const gcBefore = watchGc ? await server.gcPauses() : undefined;
-    const before = await server.cpuUs();
+    const before = await server.cpuUsage();
+    const procBefore = procCounts(server.pid);
+    const loadBefore = procCounts(this.load.pid);
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
-    const serverCpuUs = (await server.cpuUs()) - before;
+    const procAfter = procCounts(server.pid);
+    const loadAfter = procCounts(this.load.pid);
+    const after = await server.cpuUsage();
+    const serverCpuUs = after.userUs + after.systemUs - (before.userUs + before.systemUs);
+    const counts: RunCounts | undefined =
+      procBefore && procAfter
+        ? {
+            server: { before: procBefore, after: procAfter },
+            load: loadBefore && loadAfter ? { before: loadBefore, after: loadAfter } : undefined,
+            serverUserUs: after.userUs - before.userUs,
+            serverSystemUs: after.systemUs - before.systemUs,
+          }
+        : undefined;
     const gcDuring = gcBefore && (await server.gcPauses());
     const gc =
       gcBefore && gcDuring
@@ -160,7 +249,7 @@ export class ServerPool {
     // Failed streams fail the whole run (the validity ledger); all of them failing means the
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
-    return { target, result, serverCpuUs, loadAverage, redisCommands, gc };
+    return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts };
   }
 
   async retire(target: Target): Promise<void> {

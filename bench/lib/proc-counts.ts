@@ -1,0 +1,87 @@
+/**
+ * What the kernel counts in /proc around a run: a process's user and system CPU (clock ticks,
+ * every thread), its main thread's context switches and migrations between CPUs, and the
+ * machine's context switches and interrupts. One stream's frames/s on this two-vCPU VM moves
+ * with how often the loopback wakes the other process, for every server alike; these say which
+ * way a run went (docs/performance.md, "How to read the figures"). Off Linux every reading is
+ * undefined and the figures are left out.
+ */
+import { readFileSync } from 'node:fs';
+
+/** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on Linux. */
+const TICK_US = 1e6 / 100;
+
+export interface ProcCounts {
+  /** The process's user and system CPU so far, in clock ticks (every thread). */
+  userTicks: number;
+  systemTicks: number;
+  /** The machine's context switches and interrupts so far (/proc/stat). */
+  contextSwitches: number;
+  interrupts: number;
+  /** The process's main thread (the event loop): context switches it asked for (waits) and was forced into, and moves between CPUs. */
+  voluntarySwitches: number;
+  involuntarySwitches: number;
+  migrations: number;
+}
+
+function read(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The counts so far of process `pid` and of the machine; undefined without /proc (or the process). */
+export function procCounts(pid: number | undefined): ProcCounts | undefined {
+  if (pid === undefined) return undefined;
+  const stat = read(`/proc/${pid}/stat`);
+  const machine = read('/proc/stat');
+  const sched = read(`/proc/${pid}/sched`) ?? '';
+  if (stat === undefined || machine === undefined) return undefined;
+  // Fields 14 and 15 of /proc/<pid>/stat, counted after the parenthesised command name.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  const total = (key: string): number => Number(new RegExp(`^${key} (\\d+)`, 'm').exec(machine)?.[1] ?? NaN);
+  const field = (key: string): number => Number(new RegExp(`^${key.replace(/\./g, '\\.')}\\s*:\\s*(\\d+)`, 'm').exec(sched)?.[1] ?? NaN);
+  return {
+    userTicks: Number(fields[11]),
+    systemTicks: Number(fields[12]),
+    contextSwitches: total('ctxt'),
+    interrupts: total('intr'),
+    voluntarySwitches: field('nr_voluntary_switches'),
+    involuntarySwitches: field('nr_involuntary_switches'),
+    migrations: field('se.nr_migrations'),
+  };
+}
+
+/** From `a` to `b`, per `per` (frames or tasks): the process's CPU in µs, and the counts. */
+export interface CountsPer {
+  userUs: number;
+  systemUs: number;
+  contextSwitches: number;
+  interrupts: number;
+  voluntarySwitches: number;
+  involuntarySwitches: number;
+  migrations: number;
+}
+
+export function countsPer(a: ProcCounts, b: ProcCounts, per: number): CountsPer {
+  const d = (k: keyof ProcCounts): number => (b[k] - a[k]) / per;
+  return {
+    userUs: d('userTicks') * TICK_US,
+    systemUs: d('systemTicks') * TICK_US,
+    contextSwitches: d('contextSwitches'),
+    interrupts: d('interrupts'),
+    voluntarySwitches: d('voluntarySwitches'),
+    involuntarySwitches: d('involuntarySwitches'),
+    migrations: d('migrations'),
+  };
+}
+
+export function describeCounts(a: ProcCounts, b: ProcCounts, per: number, unit: string): string {
+  const c = countsPer(a, b, per);
+  return (
+    `user ${c.userUs.toFixed(1)} µs, system ${c.systemUs.toFixed(1)} µs per ${unit}; ` +
+    `machine: ${c.contextSwitches.toFixed(2)} context switches, ${c.interrupts.toFixed(2)} interrupts per ${unit}`
+  );
+}
