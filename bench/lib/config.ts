@@ -22,6 +22,13 @@ export interface BenchConfig {
   /** Tool calls per task along the curves. */
   curveToolCalls: number[];
   /**
+   * The curve points and the flat-out stream counts of a target (toolstream against the limit):
+   * their repetitions run the two in an ABBA order, each twice, and take each ratio between runs
+   * adjacent in time (lib/pairing.ts); the other points and rows run every server once.
+   */
+  pairedCurveToolCalls: number[];
+  pairedConcurrency: number[];
+  /**
    * The Redis-store curve's last point: Redis mode delivers about a quarter of in-memory's
    * frames/s, so its largest tasks would take most of the run's time; the Redis section has
    * its own rows.
@@ -90,6 +97,8 @@ export interface BenchConfig {
 /** What quick and full runs share; each mode below sets only what differs. */
 const SHARED = {
   curveToolCalls: [100, 1_000, 3_000, 10_000, 30_000],
+  pairedCurveToolCalls: [30_000],
+  pairedConcurrency: [1_000],
   concurrency: [100, 1_000],
   pacedIntervalMs: 50,
   pacedStreams: [100, 1_000],

@@ -145,6 +145,21 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Sectio
   return checks.filter((c): c is SectionTarget => c !== undefined);
 }
 
+/**
+ * The sentence for points and rows whose toolstream and limit runs were paired (lib/pairing.ts),
+ * with each repetition's two adjacent-pair ratios; empty when none was (results before round 14).
+ */
+function pairedText(items: Array<{ label: string; pairs?: number[][] }>): string {
+  const paired = items.filter((i) => i.pairs?.length);
+  if (paired.length === 0) return '';
+  const each = paired.map((i) => `${i.label}: ${(i.pairs ?? []).map((p) => p.map((v) => x(v)).join(' & ')).join(', ')}`);
+  return (
+    ` In ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit twice, in an ABBA order (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
+    'and a server’s figure is the geometric mean of its two runs, so the ratio is that of the two pairs of runs adjacent in time (toolstream / limit in each pair, per repetition: ' +
+    `${each.join('; ')}).`
+  );
+}
+
 function table(head: string[], body: string[][]): string {
   return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
@@ -244,7 +259,8 @@ export function markdownSummary(results: BenchResults): string {
       '### Curves: one stream, frames/s against tool calls per task',
       '',
       'Tasks one after another on one stream (tasks smaller than the frame budget are repeated up to it). ' +
-        'The references run only as far as they finish in their time budget. Ratios are taken between runs of the same repetition.',
+        'The references run only as far as they finish in their time budget. Ratios are taken between runs of the same repetition.' +
+        pairedText(curves.ratios.map((r) => ({ label: `${n(r.toolCalls)} calls per task`, pairs: r.adjacentOursOverLimit }))),
       '',
       table(
         ['tool calls per task', ...curves.targets.map((t) => LABELS[t]), 'toolstream / limit', 'toolstream / reference', 'toolstream / reference per call', ...(redisCurve ? ['Redis / in-memory'] : [])],
@@ -293,6 +309,9 @@ export function markdownSummary(results: BenchResults): string {
         ]),
       ),
       '',
+      ...(rows.some((r) => r.adjacentOursOverLimit)
+        ? [pairedText(rows.map((r) => ({ label: rowLabel(r), pairs: r.adjacentOursOverLimit }))).trim(), '']
+        : []),
       '### Publish-to-bytes-received latency, p99 (ms)',
       '',
       'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it. Each paced run comes right after the server\'s warm-up run again (untimed), whatever the section ran before.',

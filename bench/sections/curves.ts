@@ -4,11 +4,20 @@
  * budget are repeated up to it). The references clone the whole task per event, so their cost
  * per frame grows with the task; each runs only as far as it finishes in its time budget, and
  * the first point it does not finish ends its curve (reported as such, with what it delivered).
+ *
+ * The target's point (config.pairedCurveToolCalls, 30,000 calls: one task of 60,000 frames,
+ * about a second per run) runs toolstream and the limit twice per repetition, in an ABBA order
+ * (lib/pairing.ts), and takes each server's figure of a repetition as the geometric mean of its
+ * two runs: one stream's rate switches between a fast and a slow regime with the host, for every
+ * server alike, and one run of each per repetition read 0.63× where the regime changed between
+ * them and 0.83-0.90× where it did not. Every run is logged and kept with its user and system
+ * CPU and the machine's context switches per frame, which say the regime it ran in.
  */
 import type { BenchConfig } from '../lib/config';
 import type { Target } from '../lib/ipc';
-import { runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
+import { describeRunCounts, runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from '../lib/scenario';
+import { adjacentRatios, geometricMean, PAIRED, repetitionOrder } from '../lib/pairing';
 import { ratio, spread, type Spread } from '../lib/stats';
 
 export const CURVE_TARGETS: readonly Target[] = ['toolstream', 'reference', 'reference-per-call', 'limit'];
@@ -38,6 +47,11 @@ export interface CurveRatios {
   cpuOursOverLimit: Spread;
   /** Redis mode's frames/s over in-memory toolstream's, per repetition (when measured). */
   redisOverInMemory: Spread;
+  /**
+   * A paired point (config.pairedCurveToolCalls): per repetition, toolstream's frames/s over the
+   * limit's in each of its two adjacent pairs (oursOverLimit is their geometric mean).
+   */
+  adjacentOursOverLimit?: number[][];
 }
 
 export interface CurvesResult {
@@ -63,13 +77,16 @@ export async function measureCurves(
   const ended = new Set<Target>();
   for (const toolCalls of config.curveToolCalls) {
     const scenario: Scenario = { toolCalls, intervalMs: 0, idle: false };
-    const perTarget = new Map<Target, RunRecord[]>();
+    const paired = config.pairedCurveToolCalls.includes(toolCalls);
     const pointOf = new Map<Target, CurvePoint>();
-    const same: Array<Partial<Record<Target, RunRecord>>> = [];
+    /** Per repetition, each target's finished runs (two of toolstream and of the limit at a paired point). */
+    const same: Array<Partial<Record<Target, RunRecord[]>>> = [];
+    const pairs: number[][] = [];
     for (let rep = 0; rep < config.reps; rep++) {
-      const thisRep: Partial<Record<Target, RunRecord>> = {};
+      const thisRep: Partial<Record<Target, RunRecord[]>> = {};
+      const inOrder: RunRecord[] = [];
       same.push(thisRep);
-      for (const target of targets) {
+      for (const target of repetitionOrder(targets, rep, paired)) {
         if (ended.has(target)) continue;
         if (target === 'toolstream-redis' && toolCalls > config.redisCurveMaxToolCalls) continue;
         const budget = isReference(target) ? config.referenceFrameBudget : config.curveFrameBudget;
@@ -79,7 +96,10 @@ export async function measureCurves(
         pointOf.set(target, point);
         const run = await pool.run(target, tasks, scenario, timeLimitMs, 1);
         const record = runRecord(run, rep, scenario);
+        const mine = thisRep[target] ?? [];
+        if (paired && PAIRED.includes(target)) record.pass = mine.length;
         runs.push(record);
+        log(`  curve ${toolCalls} calls/task: ${describeRunCounts(record)}`);
         if (run.result.completed < tasks) {
           point.notFinished = {
             budgetMs: timeLimitMs,
@@ -91,37 +111,37 @@ export async function measureCurves(
           log(`curve ${target} ${toolCalls} calls/task: not finished in ${timeLimitMs / 1000} s (${record.frames} of ${record.framesExpected} frames); its curve ends here`);
           continue;
         }
-        thisRep[target] = record;
-        perTarget.set(target, [...(perTarget.get(target) ?? []), record]);
+        thisRep[target] = [...mine, record];
+        inOrder.push(record);
       }
+      if (paired) pairs.push(adjacentRatios(inOrder, (r) => r.framesPerSec));
     }
+    // A repetition's figure of a server: the geometric mean over its runs of that repetition.
+    const perRep = (records: RunRecord[] | undefined, value: (r: RunRecord) => number): number => geometricMean((records ?? []).map(value));
     for (const [target, point] of pointOf) {
-      const done = point.notFinished ? [] : (perTarget.get(target) ?? []);
+      const done = point.notFinished ? [] : same.flatMap((s) => (s[target] ? [s[target]] : []));
       if (done.length) {
-        point.framesPerSec = spread(done.map((r) => r.framesPerSec));
-        point.cpuPerFrameUs = spread(done.map((r) => r.serverCpuPerFrameUs));
-        point.latencyP99Ms = spread(done.map((r) => r.latencyP99Ms));
-        if (target === 'toolstream-redis') point.redisCommandsPerFrame = spread(done.map((r) => r.redisCommandsPerFrame ?? NaN));
+        point.framesPerSec = spread(done.map((r) => perRep(r, (x) => x.framesPerSec)));
+        point.cpuPerFrameUs = spread(done.map((r) => perRep(r, (x) => x.serverCpuPerFrameUs)));
+        point.latencyP99Ms = spread(done.map((r) => perRep(r, (x) => x.latencyP99Ms)));
+        if (target === 'toolstream-redis') point.redisCommandsPerFrame = spread(done.map((r) => perRep(r, (x) => x.redisCommandsPerFrame ?? NaN)));
       }
       points.push(point);
     }
-    const over = (other: Target, value: (r: RunRecord) => number): Spread =>
+    const over = (ours: Target, other: Target, value: (r: RunRecord) => number): Spread =>
       spread(
         same
-          .filter((s) => s.toolstream && s[other] && !pointOf.get(other)?.notFinished)
-          .map((s) => ratio(value(s.toolstream as RunRecord), value(s[other] as RunRecord))),
+          .filter((s) => s[ours] && s[other] && !pointOf.get(other)?.notFinished)
+          .map((s) => ratio(perRep(s[ours], value), perRep(s[other], value))),
       );
     const row: CurveRatios = {
       toolCalls,
-      oursOverLimit: over('limit', (r) => r.framesPerSec),
-      oursOverReference: over('reference', (r) => r.framesPerSec),
-      oursOverReferencePerCall: over('reference-per-call', (r) => r.framesPerSec),
-      redisOverInMemory: spread(
-        same.filter((s) => s.toolstream && s['toolstream-redis']).map((s) => ratio(s['toolstream-redis']?.framesPerSec ?? NaN, s.toolstream?.framesPerSec ?? NaN)),
-      ),
-      cpuOursOverLimit: spread(
-        same.filter((s) => s.toolstream && s.limit).map((s) => ratio(s.toolstream?.serverCpuPerFrameUs ?? NaN, s.limit?.serverCpuPerFrameUs ?? NaN)),
-      ),
+      oursOverLimit: over('toolstream', 'limit', (r) => r.framesPerSec),
+      oursOverReference: over('toolstream', 'reference', (r) => r.framesPerSec),
+      oursOverReferencePerCall: over('toolstream', 'reference-per-call', (r) => r.framesPerSec),
+      redisOverInMemory: over('toolstream-redis', 'toolstream', (r) => r.framesPerSec),
+      cpuOursOverLimit: over('toolstream', 'limit', (r) => r.serverCpuPerFrameUs),
+      ...(paired ? { adjacentOursOverLimit: pairs } : {}),
     };
     ratios.push(row);
     const fps = (t: Target): string => {
@@ -130,7 +150,8 @@ export async function measureCurves(
       if (p.notFinished) return `${t} not finished`;
       return `${t} ${Math.round(p.framesPerSec?.median ?? NaN)} f/s`;
     };
-    log(`curve ${toolCalls} calls/task: ${targets.map(fps).join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`);
+    const adjacent = paired ? ` (adjacent pairs ${pairs.map((p) => p.map((r) => r.toFixed(2)).join(' & ')).join(', ')})` : '';
+    log(`curve ${toolCalls} calls/task: ${targets.map(fps).join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}${adjacent}`);
   }
   return { targets: [...targets], redisMaxToolCalls: config.redisCurveMaxToolCalls, points, ratios, runs };
 }

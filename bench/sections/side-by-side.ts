@@ -5,11 +5,19 @@
  * right after the server's warm-up run again (untimed): otherwise a server's paced run follows
  * 20-100 s of idle here (the other targets' runs) and ~5 s in the redis section, and V8 shrinks
  * the young generation of a server that idled ~16 s or more (docs/deploying.md, thirteenth round).
+ *
+ * The target's row (config.pairedConcurrency: 1,000 streams flat out) runs toolstream and the
+ * limit twice per repetition in an ABBA order, then the reference (lib/pairing.ts): each server's
+ * figure of a repetition is the geometric mean of its two runs, so each ratio is taken between
+ * runs adjacent in time, and a change of the host's regime between them does not decide it.
+ * Every run is logged and kept with its user and system CPU and the machine's context switches
+ * per frame.
  */
 import type { BenchConfig } from '../lib/config';
 import { describeRunGc } from '../lib/gc-pauses';
 import { TARGETS, type Target } from '../lib/ipc';
-import { runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
+import { adjacentRatios, geometricMean, PAIRED, repetitionOrder } from '../lib/pairing';
+import { describeRunCounts, runRecord, type RunRecord, type ServerPool } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
 import { ratio, spread, type Spread } from '../lib/stats';
 
@@ -37,19 +45,35 @@ export interface ComparisonRow {
   oursOverLimit: Spread;
   /** toolstream CPU per frame over the limit's, per repetition. */
   cpuOursOverLimit: Spread;
+  /**
+   * A paired row (config.pairedConcurrency): per repetition, toolstream's frames/s over the
+   * limit's in each of its two adjacent pairs (oursOverLimit is their geometric mean).
+   */
+  adjacentOursOverLimit?: number[][];
   runs: RunRecord[];
 }
 
+/** A server's runs of each repetition (two of toolstream and of the limit in a paired row). */
+function byRep(target: Target, runs: RunRecord[]): RunRecord[][] {
+  const out: RunRecord[][] = [];
+  for (const r of runs) if (r.target === target) (out[r.rep] ??= []).push(r);
+  return out.filter((reps) => reps !== undefined);
+}
+
+/** A repetition's figure of a server: the geometric mean over its runs of that repetition. */
+const perRep = (records: RunRecord[], value: (r: RunRecord) => number): number => geometricMean(records.map(value));
+
 function figures(target: Target, runs: RunRecord[]): TargetFigures {
-  const mine = runs.filter((r) => r.target === target);
+  const mine = byRep(target, runs);
+  const over = (value: (r: RunRecord) => number): Spread => spread(mine.map((r) => perRep(r, value)));
   return {
     target,
-    framesPerSec: spread(mine.map((r) => r.framesPerSec)),
-    cpuPerFrameUs: spread(mine.map((r) => r.serverCpuPerFrameUs)),
-    clientCpuPerFrameUs: spread(mine.map((r) => r.clientCpuPerFrameUs)),
-    latencyP50Ms: spread(mine.map((r) => r.latencyP50Ms)),
-    latencyP99Ms: spread(mine.map((r) => r.latencyP99Ms)),
-    cutReps: mine.filter((r) => r.cut > 0).length,
+    framesPerSec: over((r) => r.framesPerSec),
+    cpuPerFrameUs: over((r) => r.serverCpuPerFrameUs),
+    clientCpuPerFrameUs: over((r) => r.clientCpuPerFrameUs),
+    latencyP50Ms: over((r) => r.latencyP50Ms),
+    latencyP99Ms: over((r) => r.latencyP99Ms),
+    cutReps: mine.filter((reps) => reps.some((r) => r.cut > 0)).length,
   };
 }
 
@@ -62,25 +86,34 @@ async function compare(
   pool: ServerPool,
   targets: readonly Target[] = TARGETS,
   referenceTimeLimitMs = timeLimitMs,
+  paired = false,
+  log?: (line: string) => void,
 ): Promise<ComparisonRow> {
   const runs: RunRecord[] = [];
   const overRef: number[] = [];
   const overLimit: number[] = [];
   const cpuOverLimit: number[] = [];
+  const pairs: number[][] = [];
   for (let rep = 0; rep < reps; rep++) {
-    const same: Partial<Record<Target, RunRecord>> = {};
-    for (const target of targets) {
+    const same: Partial<Record<Target, RunRecord[]>> = {};
+    const inOrder: RunRecord[] = [];
+    for (const target of repetitionOrder(targets, rep, paired)) {
       const limitMs = target === 'toolstream' || target === 'toolstream-redis' || target === 'limit' ? timeLimitMs : referenceTimeLimitMs;
       const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, { watchGc: kind === 'latency', warmFirst: kind === 'latency' }), rep, scenario);
-      same[target] = record;
+      const mine = same[target] ?? [];
+      if (paired && PAIRED.includes(target)) record.pass = mine.length;
+      same[target] = [...mine, record];
+      inOrder.push(record);
       runs.push(record);
+      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}`);
     }
+    if (paired) pairs.push(adjacentRatios(inOrder, (r) => r.framesPerSec));
     const { toolstream: ours, reference: ref, limit } = same;
     if (!ours || !limit) continue;
-    if (ref) overRef.push(ratio(ours.framesPerSec, ref.framesPerSec));
+    if (ref) overRef.push(ratio(perRep(ours, (r) => r.framesPerSec), perRep(ref, (r) => r.framesPerSec)));
     // A limit run cut at the time limit understates the limit: that repetition has no ratio.
-    overLimit.push(limit.cut > 0 ? NaN : ratio(ours.framesPerSec, limit.framesPerSec));
-    cpuOverLimit.push(ratio(ours.serverCpuPerFrameUs, limit.serverCpuPerFrameUs));
+    overLimit.push(limit.some((r) => r.cut > 0) ? NaN : ratio(perRep(ours, (r) => r.framesPerSec), perRep(limit, (r) => r.framesPerSec)));
+    cpuOverLimit.push(ratio(perRep(ours, (r) => r.serverCpuPerFrameUs), perRep(limit, (r) => r.serverCpuPerFrameUs)));
   }
   return {
     kind,
@@ -92,6 +125,7 @@ async function compare(
     oursOverReference: spread(overRef),
     oursOverLimit: spread(overLimit),
     cpuOursOverLimit: spread(cpuOverLimit),
+    ...(paired ? { adjacentOursOverLimit: pairs } : {}),
     runs,
   };
 }
@@ -115,7 +149,8 @@ export function describeRow(row: ComparisonRow): string {
       ? `${[x.framesPerSec.min, x.framesPerSec.median, x.framesPerSec.max].map(Math.round).join(' / ')} f/s (min / median / max)`
       : `${Math.round(x.framesPerSec.median)} f/s`;
   const f = row.figures.map((x) => `${x.target} ${rate(x)} p99 ${x.latencyP99Ms.median.toFixed(2)} ms${x.cutReps ? ' (cut)' : ''}`);
-  return `${row.kind} ${row.streams}×${row.scenario.toolCalls}: ${f.join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}`;
+  const adjacent = row.adjacentOursOverLimit ? ` (adjacent pairs ${row.adjacentOursOverLimit.map((p) => p.map((r) => r.toFixed(2)).join(' & ')).join(', ')})` : '';
+  return `${row.kind} ${row.streams}×${row.scenario.toolCalls}: ${f.join(', ')}; ours/limit ${row.oursOverLimit.reps.map((r) => r.toFixed(2)).join(', ')}${adjacent}`;
 }
 
 /**
@@ -131,13 +166,14 @@ export async function measureSideBySide(config: BenchConfig, pool: ServerPool, w
   };
   for (const streams of config.concurrency) {
     const flatOut: Scenario = { toolCalls: config.concurrencyToolCalls, intervalMs: 0, idle: false };
-    push(await compare('throughput', streams, flatOut, config.concurrencyTimeLimitMs, config.reps, pool, TARGETS, config.concurrencyReferenceTimeLimitMs));
+    const paired = config.pairedConcurrency.includes(streams);
+    push(await compare('throughput', streams, flatOut, config.concurrencyTimeLimitMs, config.reps, pool, TARGETS, config.concurrencyReferenceTimeLimitMs, paired, log));
   }
   for (const streams of config.pacedStreams) {
     const paced: Scenario = { toolCalls: config.pacedToolCalls, intervalMs: config.pacedIntervalMs, idle: false };
     const small = streams <= 100;
     const targets: Target[] = ['toolstream', ...(withRedis && small ? (['toolstream-redis'] as const) : []), ...(small ? (['reference'] as const) : []), 'limit'];
-    push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool, targets, config.concurrencyReferenceTimeLimitMs));
+    push(await compare('latency', streams, paced, config.pacedTimeLimitMs, config.reps, pool, targets, config.concurrencyReferenceTimeLimitMs, false, log));
     log(describeGc(rows[rows.length - 1]));
   }
   return rows;
