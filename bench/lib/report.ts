@@ -154,7 +154,7 @@ function pairedText(items: Array<{ label: string; pairs?: number[][] }>): string
   if (paired.length === 0) return '';
   const each = paired.map((i) => `${i.label}: ${(i.pairs ?? []).map((p) => p.map((v) => x(v)).join(' & ')).join(', ')}`);
   return (
-    ` In ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit twice, in an ABBA order (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
+    ` For ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit twice, in an ABBA order (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
     'and a server’s figure is the geometric mean of its two runs, so the ratio is that of the two pairs of runs adjacent in time (toolstream / limit in each pair, per repetition: ' +
     `${each.join('; ')}).`
   );
