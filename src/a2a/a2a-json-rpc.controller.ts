@@ -14,7 +14,7 @@ import {
   toJsonRpcErrorObject,
   unsupportedOperation,
 } from './a2a-errors';
-import { A2aService, type SendRequest } from './a2a.service';
+import { A2aService, type SendRequest, type TaskStream } from './a2a.service';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { SendMessageRequestDto } from './dto/send-message.dto';
 import { isCommonSendMessageRequest } from './dto/send-message.shape';
@@ -82,24 +82,71 @@ export class A2aJsonRpcController {
     private readonly messageLimits: MessageLimitsPipe,
   ) {}
 
+  /**
+   * Answers at once, without a promise, when the method does (a streaming send on the in-memory
+   * store): each async layer on every stream's path is a promise and a microtask more.
+   */
   @Post(JSON_RPC_PATH)
-  async handle(@Req() req: Request, @Res() res: Response): Promise<void> {
+  handle(@Req() req: Request, @Res() res: Response): Promise<void> | undefined {
     let id: JsonRpcId = null;
     try {
       const call = readCall(req.body);
       id = call.id;
       const ctx = this.a2a.negotiate(req);
-      const outcome = await this.dispatch(call, ctx, req, res);
-      if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result), 200, extensionHeaders(ctx));
-      else this.sendStream(res, outcome.sse, extensionHeaders(ctx));
+      const outcome = this.dispatch(call, ctx, req, res);
+      if (outcome instanceof Promise) {
+        const failed = (err: unknown): void => this.fail(res, id, err);
+        return outcome.then((answer) => this.answer(res, id, ctx, answer)).then(undefined, failed);
+      }
+      // A stream set up at once attaches once the microtasks queued meanwhile have run, as it did
+      // after the awaits it no longer takes: a run that publishes a burst as it starts finds the
+      // log held for the stream (past its cap if need be), not a stream its socket already paces.
+      process.nextTick(() => this.answerLater(res, id, ctx, outcome));
     } catch (err) {
-      if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      const { status, headers } = jsonRpcHttpStatus(err);
-      this.sendJson(res, JSON.stringify({ jsonrpc: '2.0', id, error: toJsonRpcErrorObject(err) }), status, headers);
+      this.fail(res, id, err);
+    }
+    return undefined;
+  }
+
+  private answerLater(res: Response, id: JsonRpcId, ctx: A2aCallContext, outcome: Outcome): void {
+    try {
+      this.answer(res, id, ctx, outcome);
+    } catch (err) {
+      try {
+        this.fail(res, id, err);
+      } catch (failed) {
+        this.logger.error(`JSON-RPC answer failed: ${failed instanceof Error ? (failed.stack ?? failed.message) : String(failed)}`);
+        res.destroy();
+      }
     }
   }
 
-  private async dispatch(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Promise<Outcome> {
+  private answer(res: Response, id: JsonRpcId, ctx: A2aCallContext, outcome: Outcome): void {
+    if (outcome.kind === 'json') this.sendJson(res, jsonRpcResult(id, outcome.result), 200, extensionHeaders(ctx));
+    else this.sendStream(res, outcome.sse, extensionHeaders(ctx));
+  }
+
+  private fail(res: Response, id: JsonRpcId, err: unknown): void {
+    if (!isKnownError(err)) this.logger.error(`JSON-RPC request failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    const { status, headers } = jsonRpcHttpStatus(err);
+    this.sendJson(res, JSON.stringify({ jsonrpc: '2.0', id, error: toJsonRpcErrorObject(err) }), status, headers);
+  }
+
+  /** A streaming send (the method of every stream a client starts) at once, when it can be; any other method in `dispatchAsync`. */
+  private dispatch(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Outcome | Promise<Outcome> {
+    if (call.method !== (ctx.version === '1.0' ? 'SendStreamingMessage' : 'message/stream')) return this.dispatchAsync(call, ctx, req, res);
+    const framing = { binding: 'jsonrpc', requestId: call.id } as const;
+    const lastEventId = req.get(LAST_EVENT_ID_HEADER);
+    const request = this.sendRequest(call, ctx);
+    const stream =
+      request instanceof Promise
+        ? request.then((send) => this.a2a.streamMessage(send, ctx, framing, res, lastEventId))
+        : this.a2a.streamMessage(request, ctx, framing, res, lastEventId);
+    return stream instanceof Promise ? stream.then(streamOutcome) : streamOutcome(stream);
+  }
+
+  /** Every method but the streaming send (see `dispatch`). */
+  private async dispatchAsync(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Promise<Outcome> {
     const framing = { binding: 'jsonrpc', requestId: call.id } as const;
     const lastEventId = req.get(LAST_EVENT_ID_HEADER);
     if (PUSH_METHODS.has(call.method)) throw pushNotificationNotSupported();
@@ -110,8 +157,6 @@ export class A2aJsonRpcController {
           const task = await this.a2a.sendMessage(await this.sendRequest(call, ctx), ctx, res);
           return { kind: 'json', result: JSON.stringify(SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } })) };
         }
-        case 'SendStreamingMessage':
-          return { kind: 'stream', sse: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).sse };
         case 'GetTask':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '1.0') };
         case 'ListTasks':
@@ -127,8 +172,6 @@ export class A2aJsonRpcController {
           const task = await this.a2a.sendMessage(await this.sendRequest(call, ctx), ctx, res);
           return { kind: 'json', result: this.a2a.taskJson(task, '0.3') };
         }
-        case 'message/stream':
-          return { kind: 'stream', sse: (await this.a2a.streamMessage(await this.sendRequest(call, ctx), ctx, framing, res, lastEventId)).sse };
         case 'tasks/get':
           return { kind: 'json', result: this.a2a.taskJson(await this.a2a.getTask(await this.params(call, GetTaskRequestDto), ctx), '0.3') };
         case 'tasks/cancel':
@@ -179,6 +222,10 @@ export class A2aJsonRpcController {
     const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();
   }
+}
+
+function streamOutcome(stream: TaskStream): Outcome {
+  return { kind: 'stream', sse: stream.sse };
 }
 
 /** The request object of JSON-RPC 2.0 (one call; A2A defines no batches nor notifications). */

@@ -32,7 +32,7 @@ import { acceptsOutput, messageFromV03, messageText } from './message-content';
 import { ResponseWriter, TaskSseStream, type StreamFraming } from './sse-framing';
 import type { TaskEventStream } from './task-stream';
 import type { TaskView } from './store/task-store';
-import { StreamOverrunError, TaskService, type StartTaskInput, type StreamPace } from './task.service';
+import { StreamOverrunError, TaskService, type ClaimedSend, type StartTaskInput, type StreamingStart, type StreamPace } from './task.service';
 import { ClientStreams } from './streams/client-streams';
 
 const v03 = new V03PushNotificationSerializer();
@@ -113,14 +113,27 @@ export class A2aService {
    * A retry of a message already sent follows that message's task instead: from its start, or
    * from `lastEventId`.
    */
-  async streamMessage(
+  streamMessage(
     request: SendRequest,
     ctx: A2aCallContext,
     framing: StreamFraming,
     response: ServerResponse,
     lastEventId?: string,
-  ): Promise<TaskStream> {
-    const claimed = await this.tasks.claim(request.message.taskId ? await this.refuseTaskId(request.message.taskId, ctx) : this.startInput(request, ctx));
+  ): TaskStream | Promise<TaskStream> {
+    if (request.message.taskId) return this.refuseTaskId(request.message.taskId, ctx);
+    // At once when the store claims and creates at once (the in-memory one): no promise on every stream's path.
+    const claimed = this.tasks.claim(this.startInput(request, ctx));
+    if (claimed instanceof Promise) return claimed.then((send) => this.streamClaimed(send, ctx, framing, response, lastEventId));
+    return this.streamClaimed(claimed, ctx, framing, response, lastEventId);
+  }
+
+  private streamClaimed(
+    claimed: ClaimedSend,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+    lastEventId: string | undefined,
+  ): TaskStream | Promise<TaskStream> {
     if (claimed.repeated) {
       const task = claimed.repeated;
       let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
@@ -131,7 +144,12 @@ export class A2aService {
       return { task, sse: this.frame(events, ctx, framing, response, pace) };
     }
     const pace = responsePace(response, framing);
-    const { task, events, release } = await this.tasks.startStreaming(claimed.input, { toolFrames: ctx.toolFrames, pace });
+    const started = this.tasks.startStreaming(claimed.input, { toolFrames: ctx.toolFrames, pace });
+    if (started instanceof Promise) return started.then((start) => this.streamStarted(start, ctx, framing, response, pace));
+    return this.streamStarted(started, ctx, framing, response, pace);
+  }
+
+  private streamStarted({ task, events, release }: StreamingStart, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): TaskStream {
     // A client gone before its stream attached must not pin the task's events for good.
     this.cancelIfClientLeaves(response, task, release);
     return { task, sse: this.frame(events, ctx, framing, response, pace) };

@@ -41,6 +41,24 @@ interface Admission {
   conversation: Conversation;
 }
 
+/** A task this instance created, with what its run is dispatched with. */
+interface Created {
+  task: WrittenTask;
+  runContext: Context;
+  admitted: StartTaskInput;
+  conversation: Conversation;
+}
+
+/** What `admitted` answers: what `create` made, with the input as admitted and its conversation. */
+type Admitted<T> = T & { admitted: StartTaskInput; conversation: Conversation };
+
+/** A task started for the stream that asked for it (see `startStreaming`). */
+export interface StreamingStart {
+  task: TaskView;
+  events: TaskEventStream;
+  release: () => void;
+}
+
 /** A send is either a new message, to start, or a retry of one whose task is still kept. */
 export type ClaimedSend = { input: StartTaskInput; repeated?: undefined } | { repeated: TaskView };
 
@@ -203,12 +221,23 @@ export class TaskService implements OnApplicationBootstrap {
    * messageId is another message. A new message comes back with its task id claimed, for
    * `start` / `startStreaming`.
    */
-  async claim(input: StartTaskInput, missing: string[] = []): Promise<ClaimedSend> {
+  claim(input: StartTaskInput, missing: string[] = []): ClaimedSend | Promise<ClaimedSend> {
     const messageId = input.message.messageId;
     if (!messageId) return { input };
     const taskId = randomUUID();
-    const earlier = await this.store.claimMessage(input.caller, messageId, taskId);
+    const earlier = this.store.claimMessage(input.caller, messageId, taskId);
+    // A store that claims at once (the in-memory one) answers a new message without a promise.
+    if (earlier instanceof Promise) return earlier.then((found) => this.claimed(input, messageId, taskId, found, missing));
+    return this.claimed(input, messageId, taskId, earlier, missing);
+  }
+
+  private claimed(input: StartTaskInput, messageId: string, taskId: string, earlier: string | undefined, missing: string[]): ClaimedSend | Promise<ClaimedSend> {
     if (earlier === undefined) return { input: withFields(input, { taskId }) };
+    return this.claimedBefore(input, messageId, taskId, earlier, missing);
+  }
+
+  /** A message claimed before: its task (a retry), or, if the claim outlived its task, a new claim. */
+  private async claimedBefore(input: StartTaskInput, messageId: string, taskId: string, earlier: string, missing: string[]): Promise<ClaimedSend> {
     // Its task stayed missing over two whole waits: the claim outlived it (it expired or was
     // evicted without its claim); this send is the message's first again.
     if (missing.length >= 2 && missing.slice(-2).every((id) => id === earlier)) {
@@ -243,16 +272,17 @@ export class TaskService implements OnApplicationBootstrap {
    * on, also those a fast run publishes before the stream is subscribed (the log holds them,
    * past its cap if need be, until the stream attaches or `release` is called).
    */
-  async startStreaming(
-    input: StartTaskInput,
-    options: Omit<FollowOptions, 'after'>,
-  ): Promise<{ task: TaskView; events: TaskEventStream; release: () => void }> {
+  startStreaming(input: StartTaskInput, options: Omit<FollowOptions, 'after'>): StreamingStart | Promise<StreamingStart> {
     if (this.queue) {
       // The task's first event is in Redis before the run is queued: the stream reads from it.
-      const queued = await this.enqueue(input);
-      return { task: queued, events: this.follow(queued, withFields(options, { after: 0 })), release: () => undefined };
+      return this.enqueue(input).then((queued) => ({ task: queued, events: this.follow(queued, withFields(options, { after: 0 })), release: () => undefined }));
     }
-    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
+    // Synchronous when the store creates at once (the in-memory one): no promise on every stream's path.
+    const created = this.admitAndCreate(input);
+    return created instanceof Promise ? created.then((c) => this.startedStreaming(c, options)) : this.startedStreaming(created, options);
+  }
+
+  private startedStreaming({ task, runContext, admitted, conversation }: Created, options: Omit<FollowOptions, 'after'>): StreamingStart {
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
     const follow = this.follow(task, withFields(options, { after: 0 }));
@@ -293,31 +323,74 @@ export class TaskService implements OnApplicationBootstrap {
    * Admission and creation as one step for the live-task limits: a task counts against them
    * from its admission on, so concurrent requests cannot all slip past the check.
    */
-  private admitAndCreate(
-    input: StartTaskInput,
-  ): Promise<{ task: WrittenTask; runContext: Context; admitted: StartTaskInput; conversation: Conversation }> {
+  private admitAndCreate(input: StartTaskInput): Created | Promise<Created> {
     return this.admitted(input, (admitted) => this.create(admitted));
   }
 
-  /** Checks the live-task limits, admits the input and runs `create` on it, counted as live from the start. */
-  private async admitted<T extends { task: TaskView }>(
+  /**
+   * Checks the live-task limits, admits the input and runs `create` on it, counted as live from
+   * the start. With this instance's own limits, and an admission and a creation that need no
+   * wait (a new conversation, the in-memory store), all of it is done at once, without a promise.
+   */
+  private admitted<T extends { task: TaskView }>(
     input: StartTaskInput,
-    create: (admitted: StartTaskInput, conversation: Conversation) => Promise<T>,
-  ): Promise<T & { admitted: StartTaskInput; conversation: Conversation }> {
+    create: (admitted: StartTaskInput, conversation: Conversation) => T | Promise<T>,
+  ): Admitted<T> | Promise<Admitted<T>> {
     const limits = this.liveLimits;
-    if (limits) {
-      // Shared limits: the task's slot is taken in Redis (both limits in one atomic step).
-      await limits.admit(input.taskId as string, input.caller);
-    } else {
-      if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
-        throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
-      }
-      if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
-        throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
-      }
-      this.admitting += 1;
-      this.countLive(input.caller, 1);
+    if (limits) return this.admittedShared(limits, input, create);
+    if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+      throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
     }
+    if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
+      throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
+    }
+    this.admitting += 1;
+    this.countLive(input.caller, 1);
+    let task: TaskView | undefined;
+    let pending: Promise<Admitted<T>> | undefined;
+    try {
+      const admission = this.admit(input);
+      if (admission instanceof Promise) {
+        pending = admission.then(({ admitted, conversation }) => createAdmitted(create, admitted, conversation));
+      } else {
+        const created = createAdmitted(create, admission.admitted, admission.conversation);
+        if (!(created instanceof Promise)) {
+          task = created.task;
+          return created;
+        }
+        pending = created;
+      }
+      return pending.then(
+        (result) => {
+          this.endAdmission(input, result.task);
+          return result;
+        },
+        (err: unknown) => {
+          this.endAdmission(input, undefined);
+          throw err;
+        },
+      );
+    } finally {
+      if (!pending) this.endAdmission(input, task);
+    }
+  }
+
+  /** An admission by this instance's own limits is over: the task counts as live, or (none made) not at all. */
+  private endAdmission(input: StartTaskInput, task: TaskView | undefined): void {
+    this.admitting -= 1;
+    if (task) return;
+    this.countLive(input.caller, -1);
+    if (input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
+  }
+
+  /** `admitted` with the limits shared in Redis. */
+  private async admittedShared<T extends { task: TaskView }>(
+    limits: RedisLiveLimits,
+    input: StartTaskInput,
+    create: (admitted: StartTaskInput, conversation: Conversation) => T | Promise<T>,
+  ): Promise<Admitted<T>> {
+    // Shared limits: the task's slot is taken in Redis (both limits in one atomic step).
+    await limits.admit(input.taskId as string, input.caller);
     let task: TaskView | undefined;
     try {
       const admission = this.admit(input);
@@ -326,16 +399,12 @@ export class TaskService implements OnApplicationBootstrap {
       task = created.task;
       return withFields(created, { admitted, conversation });
     } finally {
-      if (limits) {
-        if (!task) limits.release(input.taskId as string, input.caller);
-      } else {
-        this.admitting -= 1;
-        if (!task) this.countLive(input.caller, -1);
+      if (!task) {
+        limits.release(input.taskId as string, input.caller);
+        if (input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
       }
-      if (!task && input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
     }
   }
-
 
   private countLive(caller: CallerId, delta: number): void {
     const count = (this.livePerCaller.get(caller) ?? 0) + delta;
@@ -344,16 +413,20 @@ export class TaskService implements OnApplicationBootstrap {
   }
 
   /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
-  private async create(input: StartTaskInput): Promise<{ task: WrittenTask; runContext: Context }> {
+  private create(input: StartTaskInput): { task: WrittenTask; runContext: Context } | Promise<{ task: WrittenTask; runContext: Context }> {
     const id = input.taskId ?? randomUUID();
     const contextId = input.message.contextId || randomUUID();
-    const task = await this.store.create({
+    const task = this.store.create({
       id,
       contextId,
       owner: input.caller,
       message: withFields(input.message, { taskId: id, contextId }),
       text: input.text,
     });
+    return task instanceof Promise ? task.then((created) => this.created(created, input)) : this.created(task, input);
+  }
+
+  private created(task: WrittenTask, input: StartTaskInput): { task: WrittenTask; runContext: Context } {
     const parent = input.traceContext ?? otelContext.active();
     const span = this.startTaskSpan(task, parent);
     this.track(task, () => {
@@ -601,6 +674,17 @@ export class TaskService implements OnApplicationBootstrap {
       finishedTasks: { ...this.finishedTasks },
     };
   }
+}
+
+/** Runs `create` on an admitted input; what it made, with the input and its conversation (at once if `create` is). */
+function createAdmitted<T extends object>(
+  create: (admitted: StartTaskInput, conversation: Conversation) => T | Promise<T>,
+  admitted: StartTaskInput,
+  conversation: Conversation,
+): Admitted<T> | Promise<Admitted<T>> {
+  const created = create(admitted, conversation);
+  if (created instanceof Promise) return created.then((made) => withFields(made, { admitted, conversation }));
+  return withFields(created, { admitted, conversation });
 }
 
 /** Ends a task's span with its terminal state; a failed task's span has error status and its message. */

@@ -22,7 +22,7 @@ describe('InMemoryTaskStore', () => {
   let store: InMemoryTaskStore;
   let n = 0;
   const create = (owner?: string, contextId = `ctx-${++n}`): Promise<WrittenTask> =>
-    store.create({ id: `t${++n}`, contextId, owner, message: message(`t${n}`), text: `t${n}` });
+    Promise.resolve(store.create({ id: `t${++n}`, contextId, owner, message: message(`t${n}`), text: `t${n}` }));
   const finish = (task: WrittenTask): void => {
     task.complete('done');
     store.expire(task.id, 60_000);

@@ -108,8 +108,12 @@ export interface Conversation {
  * embedded default; a shared store lets any instance serve any task.
  */
 export abstract class TaskStore {
-  /** Creates a task (SUBMITTED; event 1 is the Task) in its owner's listing and conversation. */
-  abstract create(init: NewTask): Promise<WrittenTask>;
+  /**
+   * Creates a task (SUBMITTED; event 1 is the Task) in its owner's listing and conversation. A
+   * store that creates it at once may answer without a promise (the in-memory one does: every
+   * promise and await on a send's path is an allocation and a microtask more).
+   */
+  abstract create(init: NewTask): WrittenTask | Promise<WrittenTask>;
   /** The task, if it has not expired. Ownership is checked by the caller of the store. */
   abstract get(id: string): Promise<TaskView | undefined>;
   /** The owner's tasks, most recently updated first, in pages chained by an opaque cursor. */
@@ -119,9 +123,10 @@ export abstract class TaskStore {
   /**
    * Claims `owner`'s message `messageId` for a new task `taskId`, atomically: resolves undefined
    * when the claim is new, else with the id of the task that claimed it first (the message is a
-   * retry). A claim lasts as long as its task is kept, and no longer.
+   * retry). A claim lasts as long as its task is kept, and no longer. A store that claims at
+   * once may answer without a promise, as `create` does.
    */
-  abstract claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined>;
+  abstract claimMessage(owner: CallerId, messageId: string, taskId: string): string | undefined | Promise<string | undefined>;
   /** Gives back a claim whose task was never created (its admission failed). */
   abstract releaseMessage(owner: CallerId, messageId: string, taskId: string): void;
   /**
