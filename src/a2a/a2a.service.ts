@@ -283,7 +283,8 @@ export class A2aService {
   private cancelIfClientLeaves(response: ServerResponse, task: TaskView, closed?: () => void): void {
     const cancels = this.config.cancelOnDisconnect;
     if (!cancels && !closed) return;
-    response.once('close', () => {
+    // `on`, not `once`: a response emits 'close' once, and `once` wraps the listener and removes it.
+    response.on('close', () => {
       closed?.();
       if (!cancels || response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
       // A client may rejoin on this instance or, with a shared store, on another one.

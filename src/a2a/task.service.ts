@@ -408,7 +408,10 @@ export class TaskService implements OnApplicationBootstrap {
 
   private countLive(caller: CallerId, delta: number): void {
     const count = (this.livePerCaller.get(caller) ?? 0) + delta;
-    if (count > 0) this.livePerCaller.set(caller, count);
+    // A caller with none left keeps a zero while it is the only entry: emptying a Map makes V8
+    // allocate it a new table (per task, for tasks of one caller one at a time), which the
+    // young generation then promotes. So at most one zero is kept.
+    if (count > 0 || this.livePerCaller.size === 1) this.livePerCaller.set(caller, count);
     else this.livePerCaller.delete(caller);
   }
 

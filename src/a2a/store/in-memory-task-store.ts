@@ -92,6 +92,13 @@ export class InMemoryTaskStore extends TaskStore {
    * created (to forget it with the task), so this map holds only the sends being admitted.
    */
   private readonly pendingClaims = new Map<string, string>();
+  /**
+   * The one pending claim most sends have (each creates its task right after claiming its
+   * message), held here rather than in `pendingClaims`: a Map emptied once per task makes V8
+   * allocate it a new table each time, which the young generation then promotes.
+   */
+  private pendingId: string | undefined = undefined;
+  private pendingKey: string | undefined = undefined;
   /** Finished tasks kept, and the bytes they hold. */
   private finishedCount = 0;
   private finishedBytes = 0;
@@ -126,10 +133,15 @@ export class InMemoryTaskStore extends TaskStore {
         keptWhenSettled: true,
       }),
     );
-    const claim = this.pendingClaims.get(task.id);
-    if (claim !== undefined) {
-      this.pendingClaims.delete(task.id);
-      task.claim = claim;
+    if (this.pendingId === task.id) {
+      task.claim = this.pendingKey;
+      this.pendingId = this.pendingKey = undefined;
+    } else {
+      const claim = this.pendingClaims.get(task.id);
+      if (claim !== undefined) {
+        this.pendingClaims.delete(task.id);
+        task.claim = claim;
+      }
     }
     this.tasks.set(task.id, task);
     const context = this.contexts.get(task.contextId);
@@ -195,7 +207,10 @@ export class InMemoryTaskStore extends TaskStore {
     const earlier = this.messages.get(key);
     if (earlier !== undefined) return earlier;
     this.messages.set(key, taskId);
-    this.pendingClaims.set(taskId, key);
+    if (this.pendingId === undefined) {
+      this.pendingId = taskId;
+      this.pendingKey = key;
+    } else this.pendingClaims.set(taskId, key);
     return undefined;
   }
 
@@ -203,7 +218,8 @@ export class InMemoryTaskStore extends TaskStore {
     const key = messageKey(owner, messageId);
     if (this.messages.get(key) !== taskId) return;
     this.messages.delete(key);
-    this.pendingClaims.delete(taskId);
+    if (this.pendingId === taskId) this.pendingId = this.pendingKey = undefined;
+    else this.pendingClaims.delete(taskId);
   }
 
   requestCancel(id: string, reason: string): Promise<void> {
