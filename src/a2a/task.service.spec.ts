@@ -211,6 +211,24 @@ describe('TaskService', () => {
       expect(requests).toHaveLength(4);
     });
 
+    it('gives back the claim of a send it refuses: a retry of that message is a first send once there is room', async () => {
+      setUp({ maxLiveTasksPerCaller: 1 });
+      const claimed = async (text: string) => {
+        const send = await service.claim({ message: message(text), text, caller: 'alice' });
+        if (send.repeated) throw new Error(`the message of ${text} is claimed already`);
+        return send.input;
+      };
+      const first = (await service.start(await claimed('first'))) as TaskRecord;
+      const refused = await claimed('second');
+      await expect(service.start(refused)).rejects.toMatchObject({ httpStatus: 429 });
+      bus.publish('reply', first.id, { status: 'completed', text: 'done' });
+      // Claimed at once as a new message (a claim kept for a task never made answered 503 after waiting).
+      const retry = await service.claim({ message: message('second'), text: 'second', caller: 'alice' });
+      if (retry.repeated) throw new Error('the refused send left its message claimed');
+      expect(retry.input.taskId).not.toBe(refused.taskId);
+      expect((await service.start(retry.input)).state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    });
+
     it('counts concurrent admissions, so a burst cannot slip past the limit', async () => {
       setUp({ maxLiveTasks: 5 });
       const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => start(`t${i}`)));

@@ -339,9 +339,11 @@ export class TaskService implements OnApplicationBootstrap {
     const limits = this.liveLimits;
     if (limits) return this.admittedShared(limits, input, create);
     if (this.live.size + this.admitting >= this.config.maxLiveTasks) {
+      this.releaseClaim(input);
       throw tooManyLiveTasks('server', this.config.maxLiveTasks, 'maxLiveTasks', LIVE_LIMIT_RETRY_AFTER_S);
     }
     if ((this.livePerCaller.get(input.caller) ?? 0) >= this.config.maxLiveTasksPerCaller) {
+      this.releaseClaim(input);
       throw tooManyLiveTasks('caller', this.config.maxLiveTasksPerCaller, 'maxLiveTasksPerCaller', LIVE_LIMIT_RETRY_AFTER_S);
     }
     this.admitting += 1;
@@ -380,6 +382,15 @@ export class TaskService implements OnApplicationBootstrap {
     this.admitting -= 1;
     if (task) return;
     this.countLive(input.caller, -1);
+    this.releaseClaim(input);
+  }
+
+  /**
+   * Gives back the claim of a send whose task was not made (refused, or its creation failed):
+   * a retry of the message (as after a 429 with Retry-After) is its first send again, and no
+   * claim of a task that will never exist is kept.
+   */
+  private releaseClaim(input: StartTaskInput): void {
     if (input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
   }
 
@@ -390,7 +401,12 @@ export class TaskService implements OnApplicationBootstrap {
     create: (admitted: StartTaskInput, conversation: Conversation) => T | Promise<T>,
   ): Promise<Admitted<T>> {
     // Shared limits: the task's slot is taken in Redis (both limits in one atomic step).
-    await limits.admit(input.taskId as string, input.caller);
+    try {
+      await limits.admit(input.taskId as string, input.caller);
+    } catch (err) {
+      this.releaseClaim(input);
+      throw err;
+    }
     let task: TaskView | undefined;
     try {
       const admission = this.admit(input);
@@ -401,7 +417,7 @@ export class TaskService implements OnApplicationBootstrap {
     } finally {
       if (!task) {
         limits.release(input.taskId as string, input.caller);
-        if (input.taskId) this.store.releaseMessage(input.caller, input.message.messageId, input.taskId);
+        this.releaseClaim(input);
       }
     }
   }
