@@ -101,15 +101,16 @@ function checkPayload(payload: unknown): ToolCallArtifactData | string {
   if (typeof name !== 'string') return `name must be a string, got ${describe(name)}`;
   if (name.length === 0) return 'name must not be empty';
   if (!hasOwn(payload, 'phase')) return 'phase is missing';
-  if (typeof phase !== 'string' || !(TOOL_CALL_PHASES as readonly string[]).includes(phase)) {
+  if (phase !== 'started' && phase !== 'completed' && phase !== 'failed') {
     const shown = typeof phase === 'string' ? JSON.stringify(phase.slice(0, 40)) : describe(phase);
     return `phase must be one of started, completed, failed; got ${shown}`;
   }
-  const p = phase as ToolCallPhase;
-  for (const other of TOOL_CALL_PHASES) {
-    const field = PHASE_FIELD[other];
-    if (other !== p && hasOwn(payload, field)) return `"${field}" belongs to phase ${other}, not ${p}`;
-  }
+  const p: ToolCallPhase = phase;
+  // Each phase's field by name, in TOOL_CALL_PHASES' order: a field looked up by a variable
+  // name (PHASE_FIELD[other], payload[field]) is a megamorphic keyed load, on every frame.
+  if (p !== 'started' && hasOwn(payload, 'args')) return `"args" belongs to phase started, not ${p}`;
+  if (p !== 'completed' && hasOwn(payload, 'result')) return `"result" belongs to phase completed, not ${p}`;
+  if (p !== 'failed' && hasOwn(payload, 'error')) return `"error" belongs to phase failed, not ${p}`;
   const timestamp = payload.timestamp;
   if (hasOwn(payload, 'timestamp') && typeof timestamp !== 'string') return `timestamp must be a string, got ${describe(timestamp)}`;
   const parent = payload.parentToolCallId;
@@ -125,8 +126,12 @@ function checkPayload(payload: unknown): ToolCallArtifactData | string {
     if (error !== undefined && typeof error !== 'string') return `error must be a string, got ${describe(error)}`;
     return freshFrame(toolCallId, name, parentId, at, p, typeof error === 'string', error);
   }
-  const present = hasOwn(payload, PHASE_FIELD[p]);
-  return freshFrame(toolCallId, name, parentId, at, p, present, present ? payload[PHASE_FIELD[p]] : undefined);
+  if (p === 'started') {
+    const present = hasOwn(payload, 'args');
+    return freshFrame(toolCallId, name, parentId, at, p, present, present ? payload.args : undefined);
+  }
+  const present = hasOwn(payload, 'result');
+  return freshFrame(toolCallId, name, parentId, at, p, present, present ? payload.result : undefined);
 }
 
 /**
