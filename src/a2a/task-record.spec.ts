@@ -398,6 +398,28 @@ describe('TaskRecord', () => {
     expect(task.bytes).toBeLessThan(64 * 1024);
   });
 
+  it('weighs its retained events and its kept tools\' latest events, whatever the tools do (also once compacted as it settles)', () => {
+    const frame = fc.record({ tool: fc.integer({ min: 0, max: 5 }), phase: fc.constantFrom('started' as const, 'completed' as const, 'failed' as const), n: fc.nat(1_000) });
+    fc.assert(
+      fc.property(fc.array(frame, { maxLength: 60 }), fc.integer({ min: 0, max: 4 }), fc.boolean(), (frames, maxFinishedTools, kept) => {
+        const task = new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents: 1_000, maxFinishedTools, keptWhenSettled: kept });
+        // What the task holds: its log's weight, and the JSON of each kept tool's latest event (the events a snapshot lists).
+        const expected = (): number =>
+          task.log.bytes + task.snapshotArtifacts().reduce((sum, a) => sum + ('artifactId' in a ? 0 : (a as TaskEvent).json.length), 0);
+        for (const { tool, phase, n } of frames) {
+          const id = `t${tool}`;
+          if (phase === 'started') task.toolFrame({ toolCallId: id, name: 'x', phase, args: { n } });
+          else if (phase === 'completed') task.toolFrame({ toolCallId: id, name: 'x', phase, result: n });
+          else task.toolFrame({ toolCallId: id, name: 'x', phase, error: `e${n}` });
+          expect(task.bytes).toBe(expected());
+        }
+        task.complete('done');
+        expect(task.bytes).toBe(expected());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {
     const task = newTask(100, 0);
     task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });

@@ -17,15 +17,16 @@ export const ANSWER_ARTIFACT_NAME = 'answer';
 /** The answer's key among a task's artifacts (tools are keyed by their tool call ids, which could be 'answer'). */
 const ANSWER_KEY = Symbol('answer');
 
-const TERMINAL_STATES: ReadonlySet<TaskState> = new Set([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_REJECTED,
-]);
+// Read once: the SDK's module exports TaskState through a getter (a call and a megamorphic keyed
+// load per read), and every frame asks isTerminalState.
+const COMPLETED = TaskState.TASK_STATE_COMPLETED;
+const FAILED = TaskState.TASK_STATE_FAILED;
+const CANCELED = TaskState.TASK_STATE_CANCELED;
+const REJECTED = TaskState.TASK_STATE_REJECTED;
 
+/** Four comparisons, not a Set's hashing: every frame asks (a tool frame of a settled task is dropped). */
 export function isTerminalState(state: TaskState): boolean {
-  return TERMINAL_STATES.has(state);
+  return state === COMPLETED || state === FAILED || state === CANCELED || state === REJECTED;
 }
 
 export function textPart(text: string): Part {
@@ -190,8 +191,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
   private onSettled?: (() => void)[];
-  /** The kept tools' weights (see KeptTool), summed. */
-  private artifactBytes = 0;
+  /** A compacted settled task's kept tools' weights (see KeptTool) as they were summed when it was compacted. */
+  private settledToolBytes = 0;
   /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
   private toolEventHead?: string;
 
@@ -299,7 +300,17 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Roughly what the task holds in memory: its retained events' JSON (the bulk) and its artifacts'. */
   get bytes(): number {
-    return this.log.bytes + this.artifactBytes;
+    return this.log.bytes + (this.artifacts === NO_ARTIFACTS ? this.settledToolBytes : this.keptToolBytes());
+  }
+
+  /**
+   * The kept tools' weights, summed when asked (a store asks once, as the task ends): kept up
+   * to date per frame instead, it cost two weighings of an event per frame.
+   */
+  private keptToolBytes(): number {
+    let bytes = 0;
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight;
+    return bytes;
   }
 
   /** The answer: an `answer` artifact, the answer in history, then COMPLETED. */
@@ -483,14 +494,12 @@ export class TaskRecord implements TaskView, TaskWriter {
     let kept: KeptTool;
     if (found instanceof KeptTool) {
       kept = found;
-      this.artifactBytes -= kept.weight;
       kept.restored = undefined;
       kept.latest(event);
     } else {
       kept = new KeptTool(id, event);
       this.artifacts.set(id, kept);
     }
-    this.artifactBytes += kept.weight;
     this.keptToolPhase(kept, found instanceof KeptTool, open);
   }
 
@@ -519,7 +528,6 @@ export class TaskRecord implements TaskView, TaskWriter {
       if (oldest.finishedAt !== this.finishedBase + at) continue;
       oldest.finishedAt = -2;
       this.finishedCount -= 1;
-      this.artifactBytes -= oldest.weight;
       this.artifacts.delete(oldest.id);
     }
     // The queue holds the kept finished tools and at most as many stale entries (plus a margin).
@@ -621,6 +629,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const content = (this.artifacts.get(ANSWER_KEY) as Artifact | undefined)?.parts[0]?.content;
     this.settledAnswer = content?.$case === 'text' ? content.value : undefined;
     this.settledArtifacts = tools ? order : undefined;
+    this.settledToolBytes = this.keptToolBytes();
     this.artifacts = NO_ARTIFACTS;
     this.finishedQueue = undefined;
     // Only complete() adds to the history: the answer's message.
