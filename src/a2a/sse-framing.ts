@@ -82,6 +82,8 @@ export class ResponseWriter implements StreamPace {
   private waiting?: () => void;
   /** What this turn wrote so far, not yet handed to the response. */
   private pending = '';
+  /** What the response held when this turn's pending chunk began (see write). */
+  private buffered = 0;
   private readonly highWaterMark: number;
 
   constructor(private readonly response: ServerResponse) {
@@ -106,11 +108,14 @@ export class ResponseWriter implements StreamPace {
   write(chunk: string): void {
     if (this.pending === '') {
       this.pending = chunk;
+      // Read once per pending chunk, not per event (three getters deep): only a write changes
+      // it within a turn, and this writer is the response's only writer.
+      this.buffered = this.response.writableLength;
       process.nextTick(this.flushTurn);
     } else {
       this.pending += chunk;
     }
-    if (this.pending.length + this.response.writableLength >= this.highWaterMark) this.flush();
+    if (this.pending.length + this.buffered >= this.highWaterMark) this.flush();
   }
 
   /** Writes what waits, then ends the response. */
