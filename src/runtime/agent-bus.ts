@@ -4,6 +4,11 @@ import type { SkillCancel, SkillRequest, TaskTopicKind, TaskTopicPayloads } from
 /** One handler per task topic (see AgentBus.listenTask). */
 export type TaskTopicHandlers = { [K in TaskTopicKind]: (payload: TaskTopicPayloads[K]) => void };
 
+/** Publishes on one task's topics (see AgentBus.taskPublisher). */
+export interface TaskPublisher {
+  publish<K extends TaskTopicKind>(kind: K, payload: TaskTopicPayloads[K]): void;
+}
+
 /**
  * The seam between the A2A front and the agent workers. The default implementation rides
  * @nestjs/event-emitter in-process; another transport replaces it by DI alone
@@ -20,6 +25,17 @@ export abstract class AgentBus {
   abstract cancels$(): Observable<SkillCancel>;
 
   abstract publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void;
+
+  /**
+   * A publisher of one task's topics, for whoever publishes all of a task's events (the
+   * runtime's run): its `publish(kind, payload)` is `publish(kind, correlationId, payload)`. This
+   * default does exactly that; a transport may keep there what it would look up per publish (the
+   * default bus keeps the task's subscribers).
+   */
+  taskPublisher(correlationId: string): TaskPublisher {
+    return { publish: (kind, payload) => this.publish(kind, correlationId, payload) };
+  }
+
   /** Adds exactly one listener on subscribe and removes it on unsubscribe. */
   abstract topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]>;
 

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import type { EventEmitter2 } from 'eventemitter2';
 import { RUNTIME_EMITTER } from './runtime.constants';
 import { AIMessage } from '@langchain/core/messages';
-import { Observable, Subscription } from 'rxjs';
+import { Observable, Subscription, config } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from '../executor';
 import type { ToolCallArtifactData } from '../extensions';
 import { AgentBus } from './agent-bus';
@@ -438,6 +438,54 @@ describe('AgentRuntimeService', () => {
     expect(bad.seen.filter((x) => x.kind === 'toolframe')).toHaveLength(1);
     bad.sub.unsubscribe();
     good.sub.unsubscribe();
+  });
+
+  it('reports a throw from its handling of an event as RxJS reports an observer\'s, not into the executor, and the run goes on', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RuntimeModule.forRoot({
+          executor: (() => {
+            @Module({ providers: [{ provide: AgentExecutor, useValue: executor }], exports: [AgentExecutor] })
+            class M {}
+            return M;
+          })(),
+          narration: {
+            phrases: {
+              broken: () => {
+                throw new Error('phrase bug');
+              },
+            },
+          },
+          isGlobal: false,
+        }),
+      ],
+    }).compile();
+    await moduleRef.init();
+    const localBus = moduleRef.get(AgentBus);
+    const reported: unknown[] = [];
+    const reportedOnce = new Promise<void>((resolve) => {
+      config.onUnhandledError = (err) => {
+        reported.push(err);
+        resolve();
+      };
+    });
+    try {
+      executor.scripts.set('throws', [
+        { event: { type: 'progress', text: 'x', step: 1, tools: [{ toolCallId: 'a', name: 'broken', args: {} }] } },
+        { event: frame('a', 'broken', 'started') },
+        { event: reply('still answered') },
+      ]);
+      const w = watch(localBus, 'throws');
+      localBus.publishRequest({ correlationId: 'throws', message: 'x' });
+      expect(await w.done).toEqual({ status: 'completed', text: 'still answered' });
+      await reportedOnce;
+      expect(reported).toEqual([new Error('phrase bug')]);
+      expect(w.seen.map((x) => x.kind)).toEqual(['progress', 'toolframe', 'reply']);
+      w.sub.unsubscribe();
+    } finally {
+      config.onUnhandledError = null;
+      await moduleRef.close();
+    }
   });
 
   it('narrates each turn from its tool calls and skips turns whose tools are all silent', async () => {

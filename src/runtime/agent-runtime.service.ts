@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AIMessage, HumanMessage, type BaseMessage } from '@langchain/core/messages';
 import { context, type Context, type Span } from '@opentelemetry/api';
-import { Observable, type Subscription } from 'rxjs';
+import { Observable, Subscriber, config, type Subscription } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput } from '../executor/executor.types';
 import { requireForRoot } from '../common/require-for-root';
 import type { ToolCallArtifactData } from '../extensions';
 import { contextFromCarrier, inSampledTrace } from '../tracing';
 import { endToolSpan, startToolSpan } from './frame-spans';
-import { AgentBus } from './agent-bus';
+import { AgentBus, type TaskPublisher } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
 import { checkRuntimeOptions, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
@@ -15,26 +15,90 @@ import type { ReplyPayload, SkillRequest, TaskTopicKind, TaskTopicPayloads } fro
 
 const DEFAULT_CANCEL_GRACE_MS = 2_000;
 
-/** One live run: the handle to abort it and the guard that drops anything after it settles. */
-interface Run {
-  readonly correlationId: string;
-  readonly abort: AbortController;
-  subscription?: Subscription;
-  settled: boolean;
-  cancelReason?: string;
-  cancelTimer?: NodeJS.Timeout;
+/**
+ * One live run: the handle to abort it, the guard that drops anything after it settles, and the
+ * subscriber of its executor's events itself. As a Subscriber of its own (not an observer object
+ * that RxJS wraps in a SafeSubscriber, a ConsumerObserver and three closures), an event goes from
+ * the executor's `next` to the runtime in one call, through one object: at 1,000 concurrent runs
+ * each frame touches a different run, and every object on that path is a likely cache miss.
+ */
+class Run extends Subscriber<ExecutorEvent> {
+  settled = false;
+  cancelReason?: string = undefined;
+  cancelTimer?: NodeJS.Timeout = undefined;
   /**
    * Tools started and not yet ended: the run's open tool while it is the only one (the common
    * case, one tool after another: a Map whose one entry comes and goes makes a new table on every
    * delete), the others by tool call id. Made by the run's first tool: a run without tool calls
    * needs none.
    */
-  openTool: OpenTool | undefined;
-  openTools: Map<string, OpenTool> | undefined;
-  /** The context the run continues (the task's span); execute_tool spans made from frames go under it. */
-  trace: Context;
-  /** The executor does not trace its tool calls: the runtime makes their spans from the frames. */
-  spansFromFrames: boolean;
+  openTool: OpenTool | undefined = undefined;
+  openTools: Map<string, OpenTool> | undefined = undefined;
+
+  constructor(
+    private readonly host: RunHost,
+    readonly correlationId: string,
+    /** Publishes on the run's topics (the bus may keep there what it would look up per event). */
+    readonly topics: TaskPublisher,
+    readonly abort: AbortController,
+    /** The context the run continues (the task's span); execute_tool spans made from frames go under it. */
+    readonly trace: Context,
+    /** The executor does not trace its tool calls: the runtime makes their spans from the frames. */
+    readonly spansFromFrames: boolean,
+  ) {
+    super();
+  }
+
+  // A throw from the runtime's handling goes where RxJS sends one from an observer's handler
+  // (reported, never back into the executor); Subscriber's own _error and _complete unsubscribe
+  // after the handler, as these do.
+  protected override _next(event: ExecutorEvent): void {
+    try {
+      this.host.onEvent(this, event);
+    } catch (err) {
+      reportUnhandledError(err);
+    }
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.host.settle(this, { status: 'failed', error: errorMessage(err) });
+    } catch (thrown) {
+      reportUnhandledError(thrown);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      this.host.settle(
+        this,
+        this.cancelReason !== undefined
+          ? { status: 'cancelled', reason: this.cancelReason }
+          : { status: 'failed', error: 'the agent run ended without an answer' },
+      );
+    } catch (thrown) {
+      reportUnhandledError(thrown);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+}
+
+/** What a run calls on the runtime that started it. */
+interface RunHost {
+  onEvent(run: Run, event: ExecutorEvent): void;
+  settle(run: Run, reply: ReplyPayload): void;
+}
+
+/** As RxJS reports an error thrown by an observer's handler: to config.onUnhandledError, else thrown on a timer of its own. */
+function reportUnhandledError(err: unknown): void {
+  setTimeout(() => {
+    const { onUnhandledError } = config;
+    if (onUnhandledError) onUnhandledError(err);
+    else throw err;
+  });
 }
 
 /** A tool started and not yet ended: its name, start time (performance.now()), and the span made from the frames. */
@@ -83,6 +147,11 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
    * results, and an outcome object per call.
    */
   private toolCallListeners = NO_TOOL_CALL_LISTENERS;
+  /** What every run calls back (one object for all runs). */
+  private readonly runHost: RunHost = {
+    onEvent: (run, event) => this.onEvent(run, event),
+    settle: (run, reply) => this.settle(run, reply),
+  };
   private readonly options: RuntimeModuleOptions;
 
   constructor(
@@ -157,7 +226,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const trace = contextFromCarrier(request.trace);
     // Only in a recorded trace: an untraced run pays nothing for them.
     const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true && inSampledTrace(trace);
-    const run: Run = { correlationId, abort: new AbortController(), settled: false, openTool: undefined, openTools: undefined, trace, spansFromFrames };
+    const run = new Run(this.runHost, correlationId, this.bus.taskPublisher(correlationId), new AbortController(), trace, spansFromFrames);
     this.runs.set(correlationId, run);
     context.with(trace, () => this.subscribeRun(run, request));
     return true;
@@ -173,20 +242,9 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
       this.settle(run, { status: 'failed', error: errorMessage(err) });
       return;
     }
-    const subscription = events.subscribe({
-      next: (event) => this.onEvent(run, event),
-      error: (err: unknown) => this.settle(run, { status: 'failed', error: errorMessage(err) }),
-      complete: () =>
-        this.settle(
-          run,
-          run.cancelReason !== undefined
-            ? { status: 'cancelled', reason: run.cancelReason }
-            : { status: 'failed', error: 'the agent run ended without an answer' },
-        ),
-    });
-    // A run may settle synchronously, before subscribe() returns.
-    if (run.settled) subscription.unsubscribe();
-    else run.subscription = subscription;
+    // A run that settles before subscribe() returns has unsubscribed itself: RxJS then runs the
+    // executor's teardown as soon as it is added.
+    events.subscribe(run);
   }
 
   /**
@@ -270,7 +328,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     this.publish(run, 'reply', reply);
     run.settled = true;
     if (this.runs.get(run.correlationId) === run) this.runs.delete(run.correlationId);
-    run.subscription?.unsubscribe();
+    run.unsubscribe();
     clearTimeout(run.cancelTimer);
     // An executor that did not close its open tools: their spans end with the run.
     if (run.openTool || run.openTools?.size) {
@@ -283,7 +341,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
 
   private publish<K extends TaskTopicKind>(run: Run, kind: K, payload: TaskTopicPayloads[K]): void {
     try {
-      this.bus.publish(kind, run.correlationId, payload);
+      run.topics.publish(kind, payload);
     } catch (err) {
       // A failing transport must not break this run or any other.
       this.logger.error(`publishing ${kind} of run ${run.correlationId} failed: ${errorMessage(err)}`);

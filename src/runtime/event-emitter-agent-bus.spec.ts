@@ -5,7 +5,8 @@ import { AgentBus } from './agent-bus';
 import { EventEmitterAgentBus } from './event-emitter-agent-bus';
 import { RuntimeModule } from './runtime.module';
 import { RuntimeEmitter } from './runtime-emitter';
-import { Module } from '@nestjs/common';
+import type { TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
+import { Logger, Module } from '@nestjs/common';
 import { AgentExecutor } from '../executor';
 import { EMPTY } from 'rxjs';
 
@@ -117,6 +118,42 @@ describe('EventEmitterAgentBus', () => {
     s.unsubscribe();
   });
 
+  it('a task publisher on RuntimeModule’s emitter logs a subscriber that throws, with its topic, and goes on to the next', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const got: string[] = [];
+    const noop = { toolframe: () => undefined, answer: () => undefined, reply: () => undefined };
+    const stopBad = bus.listenTask('throws', {
+      ...noop,
+      progress: () => {
+        throw new Error('subscriber bug');
+      },
+    });
+    const stopGood = bus.listenTask('throws', { ...noop, progress: (p) => void got.push(p.text) });
+    bus.taskPublisher('throws').publish('progress', { text: 'still here', step: 0 });
+    expect(got).toEqual(['still here']);
+    expect(error).toHaveBeenCalledWith('a listener of agent.skill.progress.throws threw: subscriber bug');
+    error.mockRestore();
+    stopBad();
+    stopGood();
+  });
+
+  it('a task publisher of a bus whose subclass overrides publish goes through that publish', () => {
+    const seen: string[] = [];
+    class Recording extends EventEmitterAgentBus {
+      override publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void {
+        seen.push(`${kind}:${correlationId}`);
+        super.publish(kind, correlationId, payload);
+      }
+    }
+    const recording = new Recording(new RuntimeEmitter());
+    const got: string[] = [];
+    const s = recording.topic$('progress', 'r').subscribe((p) => got.push(p.text));
+    recording.taskPublisher('r').publish('progress', { text: 'hi', step: 0 });
+    expect(seen).toEqual(['progress:r']);
+    expect(got).toEqual(['hi']);
+    s.unsubscribe();
+  });
+
   describe.each([
     ['RuntimeModule’s emitter', () => ({ bus, emitter })],
     ['a plain EventEmitter2', () => { const plain = new EventEmitter2({ wildcard: false }); return { bus: new EventEmitterAgentBus(plain), emitter: plain }; }],
@@ -193,6 +230,44 @@ describe('EventEmitterAgentBus', () => {
       expect(got).toEqual([]);
       stop();
       expect(emitter.listenerCount()).toBe(baseline);
+    });
+
+    it('a task publisher delivers as publish does, whoever comes, goes or listens beside the subscribers', () => {
+      const { bus, emitter } = make();
+      const got: string[] = [];
+      const publisher = bus.taskPublisher('tp');
+      const say = (text: string): void => publisher.publish('progress', { text, step: 0 });
+      say('before anyone');
+      const handlers = (tag: string) => ({
+        progress: (p: { text: string }) => void got.push(`${tag}:${p.text}`),
+        toolframe: () => undefined,
+        answer: () => undefined,
+        reply: () => undefined,
+      });
+      const stop1 = bus.listenTask('tp', handlers('first'));
+      say('a');
+      stop1();
+      say('nobody');
+      // All left, then a new subscriber: the publisher finds it.
+      const stop2 = bus.listenTask('tp', handlers('second'));
+      say('b');
+      // A raw listener and an onAny listener beside the subscribers hear it too, after them.
+      const raw = (p: { text: string }): void => void got.push(`raw:${p.text}`);
+      const any = (topic: string | string[]): void => void got.push(`any:${String(topic)}`);
+      emitter.on('agent.skill.progress.tp', raw);
+      emitter.onAny(any);
+      say('c');
+      emitter.off('agent.skill.progress.tp', raw);
+      emitter.offAny(any);
+      // Everyone removed at once, then a new subscriber.
+      emitter.removeAllListeners();
+      say('removed');
+      const stop3 = bus.listenTask('tp', handlers('third'));
+      say('d');
+      publisher.publish('reply', { status: 'completed', text: 'done' });
+      expect(got).toEqual(['first:a', 'second:b', 'second:c', 'raw:c', 'any:agent.skill.progress.tp', 'third:d']);
+      stop2();
+      stop3();
     });
 
     it('removeAllListeners(topic) removes them, and their unsubscribe after it changes nothing', async () => {

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EventEmitter2, type ListenerFn } from 'eventemitter2';
 import { Observable } from 'rxjs';
-import { AgentBus, type TaskTopicHandlers } from './agent-bus';
-import { RuntimeEmitter } from './runtime-emitter';
+import { AgentBus, type TaskPublisher, type TaskTopicHandlers } from './agent-bus';
+import { RuntimeEmitter, type TaskTopicListeners } from './runtime-emitter';
 import {
   SKILL_CANCEL_TOPIC,
   SKILL_REQUEST_TOPIC,
@@ -20,7 +20,6 @@ import {
  */
 @Injectable()
 export class EventEmitterAgentBus extends AgentBus {
-  private readonly logger = new Logger(EventEmitterAgentBus.name);
   /**
    * The task topics someone listens to here, by correlation id: a publish reuses the topic's
    * string (hashed and interned once) instead of building and hashing a new one per frame.
@@ -52,12 +51,29 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   publish<K extends TaskTopicKind>(kind: K, correlationId: string, payload: TaskTopicPayloads[K]): void {
-    if (this.taskTopicsHere) {
-      const task = this.taskTopicsHere.taskTopicListeners(correlationId);
-      this.deliver(task?.names[kind] ?? taskTopic(kind, correlationId), payload, task?.lists[kind]);
+    const here = this.taskTopicsHere;
+    if (here) {
+      const task = here.taskTopicListeners(correlationId);
+      const own = task?.list(kind);
+      // The common case: the task's subscribers are all who hear it (what deliver would find).
+      if (here.onlyTaskSubscribersHearTaskTopics()) {
+        if (task && own) callTaskSubscribers(here, task, kind, own, payload);
+        return;
+      }
+      this.deliver(task ? task.name(kind) : taskTopic(kind, correlationId), payload, own);
       return;
     }
     this.deliver(this.taskTopics.get(correlationId)?.names[kind] ?? taskTopic(kind, correlationId), payload);
+  }
+
+  /**
+   * On a RuntimeEmitter, the publisher keeps the task's subscribers between publishes (until
+   * they all leave): no lookup by correlation id per event. A subclass that overrides publish
+   * gets every publish through it (the default publisher).
+   */
+  override taskPublisher(correlationId: string): TaskPublisher {
+    const here = this.taskTopicsHere;
+    return here && this.publish === EventEmitterAgentBus.prototype.publish ? new TaskPublisherHere(this, here, correlationId) : super.taskPublisher(correlationId);
   }
 
   topic$<K extends TaskTopicKind>(kind: K, correlationId: string): Observable<TaskTopicPayloads[K]> {
@@ -133,7 +149,7 @@ export class EventEmitterAgentBus extends AgentBus {
   }
 
   private listenerThrew(topic: string, err: unknown): void {
-    this.logger.error(`a listener of ${topic} threw: ${err instanceof Error ? err.message : String(err)}`);
+    listenerThrew(topic, err);
   }
 
   private on$<T>(topic: string): Observable<T> {
@@ -147,5 +163,47 @@ export class EventEmitterAgentBus extends AgentBus {
     return () => {
       this.emitter.off(topic, listener);
     };
+  }
+}
+
+const logger = new Logger(EventEmitterAgentBus.name);
+
+function listenerThrew(topic: string, err: unknown): void {
+  logger.error(`a listener of ${topic} threw: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** A task topic's own subscribers on a RuntimeEmitter, called as EventEmitterAgentBus.deliver calls them (its list is replaced, never changed: no copy). */
+function callTaskSubscribers(emitter: RuntimeEmitter, task: TaskTopicListeners, kind: TaskTopicKind, list: readonly ListenerFn[], payload: unknown): void {
+  for (let i = 0; i < list.length; i++) {
+    try {
+      list[i].call(emitter, payload);
+    } catch (err) {
+      listenerThrew(task.name(kind), err);
+    }
+  }
+}
+
+/** EventEmitterAgentBus.taskPublisher on a RuntimeEmitter. */
+class TaskPublisherHere implements TaskPublisher {
+  /** The task's subscribers as last looked up; looked up again once their count is zero (all left, or removed). */
+  private task: TaskTopicListeners | undefined = undefined;
+
+  constructor(
+    private readonly bus: EventEmitterAgentBus,
+    private readonly emitter: RuntimeEmitter,
+    private readonly correlationId: string,
+  ) {}
+
+  publish<K extends TaskTopicKind>(kind: K, payload: TaskTopicPayloads[K]): void {
+    const emitter = this.emitter;
+    // Anyone else listening: the bus's own path, which finds them.
+    if (!emitter.onlyTaskSubscribersHearTaskTopics()) {
+      this.bus.publish(kind, this.correlationId, payload);
+      return;
+    }
+    let task = this.task;
+    if (task === undefined || task.count === 0) task = this.task = emitter.taskTopicListeners(this.correlationId);
+    const list = task?.list(kind);
+    if (task && list) callTaskSubscribers(emitter, task, kind, list, payload);
   }
 }

@@ -2,12 +2,16 @@ import { EventEmitter2, type event as EventName, type eventNS as EventNamespace,
 import { SKILL_CANCEL_TOPIC, SKILL_REQUEST_TOPIC, taskTopic, type TaskTopicKind } from './runtime.topics';
 
 const TASK_TOPIC_PREFIX = 'agent.skill.';
-const TASK_TOPIC_KINDS: ReadonlySet<string> = new Set<TaskTopicKind>(['progress', 'toolframe', 'answer', 'reply']);
+const TASK_TOPIC_KIND_LIST: readonly TaskTopicKind[] = ['progress', 'toolframe', 'answer', 'reply'];
+const TASK_TOPIC_KINDS: ReadonlySet<string> = new Set<TaskTopicKind>(TASK_TOPIC_KIND_LIST);
 
 type ByKind<T> = Record<TaskTopicKind, T | undefined>;
 
 /** EventEmitter2's own `_on`, through which its on, once, many and prepend methods all add a listener. */
 const EVENT_EMITTER2_ON = (EventEmitter2.prototype as unknown as { _on: (this: EventEmitter2, ...args: unknown[]) => EventEmitter2 })._on;
+
+/** EventEmitter2's own `_onAny`, through which its onAny and prependAny add a listener of every event. */
+const EVENT_EMITTER2_ON_ANY = (EventEmitter2.prototype as unknown as { _onAny: (this: EventEmitter2, ...args: unknown[]) => EventEmitter2 })._onAny;
 
 /** A name under the task topics' prefix that is not one of the bus's fixed topics (request, cancel). */
 function underTaskPrefix(event: string): boolean {
@@ -15,15 +19,64 @@ function underTaskPrefix(event: string): boolean {
 }
 
 /**
- * One task's bus subscribers, by topic kind, and each kind's topic name (made once, reused by
- * every publish). A kind's list is replaced, never changed, so a delivery can go through the one
- * it read without a copy; each is exactly as long as it needs to be (these live as long as the
- * task, so the young generation copies and promotes them).
+ * One task's bus subscribers, by topic kind, in fields of this one object (read by a switch, so
+ * each read is a plain field load): at 1,000 concurrent tasks every publish reads a different
+ * task's, and each object on that path is a likely cache miss. A kind's list is replaced, never
+ * changed, so a delivery can go through the one it read without a copy; each is exactly as long
+ * as it needs to be (these live as long as the task, so the young generation copies and promotes
+ * them). The topics' names are made when first asked for (a listener that throws is logged with
+ * its topic's name; listing and emitting by name need them): a publish to the task's own
+ * subscribers does not.
  */
 export class TaskTopicListeners {
   count = 0;
-  readonly names: ByKind<string> = { progress: undefined, toolframe: undefined, answer: undefined, reply: undefined };
-  readonly lists: ByKind<readonly ListenerFn[]> = { progress: undefined, toolframe: undefined, answer: undefined, reply: undefined };
+  progress: readonly ListenerFn[] | undefined = undefined;
+  toolframe: readonly ListenerFn[] | undefined = undefined;
+  answer: readonly ListenerFn[] | undefined = undefined;
+  reply: readonly ListenerFn[] | undefined = undefined;
+  private names: ByKind<string> | undefined = undefined;
+
+  constructor(readonly correlationId: string) {}
+
+  /** The kind's subscribers (undefined when none). */
+  list(kind: TaskTopicKind): readonly ListenerFn[] | undefined {
+    switch (kind) {
+      case 'progress':
+        return this.progress;
+      case 'toolframe':
+        return this.toolframe;
+      case 'answer':
+        return this.answer;
+      case 'reply':
+        return this.reply;
+      default:
+        return undefined;
+    }
+  }
+
+  /** @internal RuntimeEmitter replaces a kind's list here. */
+  setList(kind: TaskTopicKind, list: readonly ListenerFn[] | undefined): void {
+    switch (kind) {
+      case 'progress':
+        this.progress = list;
+        return;
+      case 'toolframe':
+        this.toolframe = list;
+        return;
+      case 'answer':
+        this.answer = list;
+        return;
+      case 'reply':
+        this.reply = list;
+        return;
+    }
+  }
+
+  /** The kind's topic name, `agent.skill.{kind}.{correlationId}` (made once). */
+  name(kind: TaskTopicKind): string {
+    const names = (this.names ??= { progress: undefined, toolframe: undefined, answer: undefined, reply: undefined });
+    return (names[kind] ??= taskTopic(kind, this.correlationId));
+  }
 }
 
 /**
@@ -45,6 +98,8 @@ export class RuntimeEmitter extends EventEmitter2 {
    * each task's four topics are new strings.
    */
   private listenedUnderTaskPrefix = false;
+  /** Whether an onAny (or prependAny) listener was ever added: until one is, none hears a task topic. */
+  private listenedToAny = false;
 
   constructor() {
     super({ wildcard: false, maxListeners: 0, ignoreErrors: false });
@@ -53,18 +108,20 @@ export class RuntimeEmitter extends EventEmitter2 {
   /** Adds `listener` to the task topic; returns the function that removes it. */
   onTaskTopic(kind: TaskTopicKind, correlationId: string, listener: ListenerFn): () => void {
     let task = this.tasks.get(correlationId);
-    if (!task) this.tasks.set(correlationId, (task = new TaskTopicListeners()));
-    task.names[kind] ??= taskTopic(kind, correlationId);
-    const list = task.lists[kind];
-    task.lists[kind] = list ? [...list, listener] : [listener];
+    if (!task) this.tasks.set(correlationId, (task = new TaskTopicListeners(correlationId)));
+    const list = task.list(kind);
+    task.setList(kind, list ? [...list, listener] : [listener]);
     task.count += 1;
     this.taskListenerCount += 1;
     const added = task;
     return () => this.offTaskTopic(kind, correlationId, added, listener);
   }
 
-  /** The task's topic names and listeners while someone listens to one of its topics here (read-only). */
-  taskTopicListeners(correlationId: string): Readonly<TaskTopicListeners> | undefined {
+  /**
+   * The task's subscribers while someone listens to one of its topics here (read-only). The
+   * same object as long as its count is above zero: a publisher may keep it until then.
+   */
+  taskTopicListeners(correlationId: string): TaskTopicListeners | undefined {
     return this.tasks.get(correlationId);
   }
 
@@ -77,6 +134,21 @@ export class RuntimeEmitter extends EventEmitter2 {
   hasListenersBesideTaskTopics(event: string): boolean {
     if (!this.listenedUnderTaskPrefix && underTaskPrefix(event)) return this.listenersAny().length > 0;
     return super.hasListeners(event).valueOf();
+  }
+
+  /**
+   * Whether nothing but the task topics' own subscribers hears any task topic (no on() under the
+   * prefix, no onAny listener): then a publish calls the task's subscribers and is done, with no
+   * topic name compared and no empty list made per publish (EventEmitter2's listenersAny).
+   */
+  onlyTaskSubscribersHearTaskTopics(): boolean {
+    return !this.listenedUnderTaskPrefix && (!this.listenedToAny || this.listenersAny().length === 0);
+  }
+
+  /** EventEmitter2 adds each onAny (and prependAny) listener here. */
+  _onAny(...args: unknown[]): this {
+    this.listenedToAny = true;
+    return EVENT_EMITTER2_ON_ANY.apply(this, args) as this;
   }
 
   /** EventEmitter2 adds each listener of its own here (see listenedUnderTaskPrefix). */
@@ -101,7 +173,7 @@ export class RuntimeEmitter extends EventEmitter2 {
     const theirs = super.listeners(event);
     if (event === undefined) {
       const all = [...theirs];
-      for (const task of this.tasks.values()) for (const list of Object.values(task.lists)) if (list) all.push(...list);
+      for (const task of this.tasks.values()) for (const kind of TASK_TOPIC_KIND_LIST) all.push(...(task.list(kind) ?? []));
       return all;
     }
     const own = this.ownListeners(event);
@@ -123,9 +195,10 @@ export class RuntimeEmitter extends EventEmitter2 {
     const names = super.eventNames(nsAsArray);
     const seen = new Set(names);
     for (const task of this.tasks.values()) {
-      for (const kind of Object.keys(task.lists) as TaskTopicKind[]) {
-        const name = task.names[kind];
-        if (task.lists[kind] && name !== undefined && !seen.has(name)) names.push(name);
+      for (const kind of TASK_TOPIC_KIND_LIST) {
+        if (!task.list(kind)) continue;
+        const name = task.name(kind);
+        if (!seen.has(name)) names.push(name);
       }
     }
     return names;
@@ -144,23 +217,25 @@ export class RuntimeEmitter extends EventEmitter2 {
 
   override removeAllListeners(event?: EventName | EventNamespace): this {
     if (event === undefined) {
+      // At zero, a publisher that kept one of them looks its task up again.
+      for (const task of this.tasks.values()) task.count = 0;
       this.tasks.clear();
       this.taskListenerCount = 0;
     } else {
       const topic = parseTaskTopic(event);
       const task = topic && this.tasks.get(topic.correlationId);
-      const list = task && task.lists[topic.kind];
+      const list = task && task.list(topic.kind);
       if (task && list) for (const listener of list) this.offTaskTopic(topic.kind, topic.correlationId, task, listener);
     }
     return super.removeAllListeners(event);
   }
 
   private offTaskTopic(kind: TaskTopicKind, correlationId: string, task: TaskTopicListeners, listener: ListenerFn): void {
-    const list = task.lists[kind];
+    const list = task.list(kind);
     const at = list ? list.lastIndexOf(listener) : -1;
     // Removed already (removeAllListeners, or a second call).
     if (!list || at < 0 || this.tasks.get(correlationId) !== task) return;
-    task.lists[kind] = list.length === 1 ? undefined : [...list.slice(0, at), ...list.slice(at + 1)];
+    task.setList(kind, list.length === 1 ? undefined : [...list.slice(0, at), ...list.slice(at + 1)]);
     task.count -= 1;
     this.taskListenerCount -= 1;
     if (task.count === 0) this.tasks.delete(correlationId);
@@ -176,7 +251,7 @@ export class RuntimeEmitter extends EventEmitter2 {
   private ownListeners(event: EventName | EventNamespace | undefined): readonly ListenerFn[] | undefined {
     if (this.taskListenerCount === 0) return undefined;
     const topic = parseTaskTopic(event);
-    return topic && this.tasks.get(topic.correlationId)?.lists[topic.kind];
+    return topic && this.tasks.get(topic.correlationId)?.list(topic.kind);
   }
 }
 
