@@ -1,4 +1,4 @@
-import { Test } from '@nestjs/testing';
+import { Test, type TestingModule } from '@nestjs/testing';
 import { Module } from '@nestjs/common';
 import type { EventEmitter2 } from 'eventemitter2';
 import { RUNTIME_EMITTER } from './runtime.constants';
@@ -8,6 +8,7 @@ import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRun
 import type { ToolCallArtifactData } from '../extensions';
 import { AgentBus } from './agent-bus';
 import { AgentRuntimeService } from './agent-runtime.service';
+import type { NarrationOptions } from './narration';
 import { RuntimeModule } from './runtime.module';
 import type { ReplyPayload, TaskTopicPayloads } from './runtime.topics';
 
@@ -94,6 +95,17 @@ function watch(bus: AgentBus, cid: string): { seen: Seen[]; done: Promise<ReplyP
     );
   });
   return { seen, done, sub };
+}
+
+/** A runtime module of a spec's own (not global) around `executor`, with these narration options, initialised. */
+async function runtimeWith(executor: ScriptedExecutor, narration: NarrationOptions): Promise<TestingModule> {
+  @Module({ providers: [{ provide: AgentExecutor, useValue: executor }], exports: [AgentExecutor] })
+  class OwnExecutorModule {}
+  const moduleRef = await Test.createTestingModule({
+    imports: [RuntimeModule.forRoot({ executor: OwnExecutorModule, narration, isGlobal: false })],
+  }).compile();
+  await moduleRef.init();
+  return moduleRef;
 }
 
 describe('AgentRuntimeService', () => {
@@ -441,26 +453,13 @@ describe('AgentRuntimeService', () => {
   });
 
   it('reports a throw from its handling of an event as RxJS reports an observer\'s, not into the executor, and the run goes on', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RuntimeModule.forRoot({
-          executor: (() => {
-            @Module({ providers: [{ provide: AgentExecutor, useValue: executor }], exports: [AgentExecutor] })
-            class M {}
-            return M;
-          })(),
-          narration: {
-            phrases: {
-              broken: () => {
-                throw new Error('phrase bug');
-              },
-            },
-          },
-          isGlobal: false,
-        }),
-      ],
-    }).compile();
-    await moduleRef.init();
+    const moduleRef = await runtimeWith(executor, {
+      phrases: {
+        broken: () => {
+          throw new Error('phrase bug');
+        },
+      },
+    });
     const localBus = moduleRef.get(AgentBus);
     const reported: unknown[] = [];
     const reportedOnce = new Promise<void>((resolve) => {
@@ -489,20 +488,7 @@ describe('AgentRuntimeService', () => {
   });
 
   it('narrates each turn from its tool calls and skips turns whose tools are all silent', async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RuntimeModule.forRoot({
-          executor: (() => {
-            @Module({ providers: [{ provide: AgentExecutor, useValue: executor }], exports: [AgentExecutor] })
-            class M {}
-            return M;
-          })(),
-          narration: { silent: ['think'] },
-          isGlobal: false,
-        }),
-      ],
-    }).compile();
-    await moduleRef.init();
+    const moduleRef = await runtimeWith(executor, { silent: ['think'] });
     const localBus = moduleRef.get(AgentBus);
     const tools = (...names: string[]) => names.map((name, i) => ({ toolCallId: `${name}${i}`, name, args: {} }));
     executor.scripts.set('n', [
