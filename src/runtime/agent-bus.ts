@@ -33,7 +33,7 @@ export abstract class AgentBus {
    * default bus keeps the task's subscribers).
    */
   taskPublisher(correlationId: string): TaskPublisher {
-    return { publish: (kind, payload) => this.publish(kind, correlationId, payload) };
+    return publishingThrough(this, correlationId);
   }
 
   /** Adds exactly one listener on subscribe and removes it on unsubscribe. */
@@ -56,4 +56,13 @@ export abstract class AgentBus {
 
   /** Live listeners on the bus (all topics), for leak checks and metrics. */
   abstract listenerCount(): number;
+}
+
+/**
+ * A task's publisher that calls `bus.publish` for every event: AgentBus.taskPublisher's default,
+ * and what the runtime uses for a bus that has no taskPublisher (one written to AgentBus's shape
+ * before it had one, rather than extending it).
+ */
+export function publishingThrough(bus: Pick<AgentBus, 'publish'>, correlationId: string): TaskPublisher {
+  return { publish: (kind, payload) => bus.publish(kind, correlationId, payload) };
 }

@@ -7,7 +7,7 @@ import { requireForRoot } from '../common/require-for-root';
 import type { ToolCallArtifactData } from '../extensions';
 import { contextFromCarrier, inSampledTrace } from '../tracing';
 import { endToolSpan, startToolSpan } from './frame-spans';
-import { AgentBus, type TaskPublisher } from './agent-bus';
+import { AgentBus, publishingThrough, type TaskPublisher } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
 import { checkRuntimeOptions, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
@@ -226,7 +226,9 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const trace = contextFromCarrier(request.trace);
     // Only in a recorded trace: an untraced run pays nothing for them.
     const spansFromFrames = this.agentExecutor?.tracesToolCalls !== true && inSampledTrace(trace);
-    const run = new Run(this.runHost, correlationId, this.bus.taskPublisher(correlationId), new AbortController(), trace, spansFromFrames);
+    // A bus written to AgentBus's shape without extending it may have no taskPublisher.
+    const publisher = typeof this.bus.taskPublisher === 'function' ? this.bus.taskPublisher(correlationId) : publishingThrough(this.bus, correlationId);
+    const run = new Run(this.runHost, correlationId, publisher, new AbortController(), trace, spansFromFrames);
     this.runs.set(correlationId, run);
     context.with(trace, () => this.subscribeRun(run, request));
     return true;
