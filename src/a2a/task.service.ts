@@ -411,9 +411,9 @@ export class TaskService implements OnApplicationBootstrap {
     try {
       const admission = this.admit(input);
       const { admitted, conversation } = admission instanceof Promise ? await admission : admission;
-      const created = await create(admitted, conversation);
+      const created = await createAdmitted(create, admitted, conversation);
       task = created.task;
-      return withFields(created, { admitted, conversation });
+      return created;
     } finally {
       if (!task) {
         limits.release(input.taskId as string, input.caller);
