@@ -54,6 +54,11 @@ export function procCounts(pid: number | undefined): ProcCounts | undefined {
   };
 }
 
+/** The process's CPU so far in µs, as process.cpuUsage() gives it (to a clock tick, 10 ms). */
+export function cpuUsageOf(counts: ProcCounts): { userUs: number; systemUs: number } {
+  return { userUs: counts.userTicks * TICK_US, systemUs: counts.systemTicks * TICK_US };
+}
+
 /** From `a` to `b`, per `per` (frames or tasks): the process's CPU in µs, and the counts. */
 export interface CountsPer {
   userUs: number;

@@ -160,6 +160,14 @@ export class ServerProcess {
   stop(): Promise<void> {
     return stop(this.child);
   }
+
+  /** Ends it at once (SIGKILL), for a server too busy to exit when asked. */
+  async kill(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = once(this.child, 'exit');
+    this.child.kill('SIGKILL');
+    await exited;
+  }
 }
 
 export class LoadProcess {

@@ -4,7 +4,7 @@ import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
 import { gcFigures, type GcDuringRun } from './gc-pauses';
 import type { BenchRedis } from './redis';
-import { countsPer, procCounts, type ProcCounts } from './proc-counts';
+import { countsPer, cpuUsageOf, procCounts, type ProcCounts } from './proc-counts';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
@@ -216,13 +216,21 @@ export class ServerPool {
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
     const commandsBefore = await redis?.commandsProcessed();
     const gcBefore = watchGc ? await server.gcPauses() : undefined;
-    const before = await server.cpuUsage();
+    let before = await server.cpuUsage();
     const procBefore = procCounts(server.pid);
     const loadBefore = procCounts(this.load.pid);
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const procAfter = procCounts(server.pid);
     const loadAfter = procCounts(this.load.pid);
-    const after = await server.cpuUsage();
+    // A cut run leaves its streams' work running in the server (the reference never aborts a run
+    // whose client left), and that keeps its event loop from answering until the work is done:
+    // ~22 s after a paced row's 5 s (probe, 2026-12-04), CPU that would count as the run's. So a
+    // cut run's CPU is read from /proc at the cut (clock ticks, every thread), its GC is not
+    // read, and the server is killed and replaced (retire).
+    const cut = result.cut > 0 || result.failed > 0;
+    const atCut = cut && procBefore && procAfter ? [cpuUsageOf(procBefore), cpuUsageOf(procAfter)] : undefined;
+    if (atCut) before = atCut[0];
+    const after = atCut ? atCut[1] : await server.cpuUsage();
     const serverCpuUs = after.userUs + after.systemUs - (before.userUs + before.systemUs);
     const counts: RunCounts | undefined =
       procBefore && procAfter
@@ -233,7 +241,7 @@ export class ServerPool {
             serverSystemUs: after.systemUs - before.systemUs,
           }
         : undefined;
-    const gcDuring = gcBefore && (await server.gcPauses());
+    const gcDuring = gcBefore && !cut ? await server.gcPauses() : undefined;
     const gc =
       gcBefore && gcDuring
         ? {
@@ -245,17 +253,18 @@ export class ServerPool {
           }
         : undefined;
     const redisCommands = redis && commandsBefore !== undefined ? (await redis.commandsProcessed()) - commandsBefore : undefined;
-    if (result.cut > 0 || result.failed > 0) await this.retire(target);
+    if (cut) await this.retire(target, true);
     // Failed streams fail the whole run (the validity ledger); all of them failing means the
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
     return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts };
   }
 
-  async retire(target: Target): Promise<void> {
+  /** @param kill true: at once (SIGKILL), for a server busy with a cut run's work, which would not exit when asked */
+  async retire(target: Target, kill = false): Promise<void> {
     const server = this.servers.get(target);
     this.servers.delete(target);
-    await server?.stop();
+    await (kill ? server?.kill() : server?.stop());
   }
 
   async stopAll(): Promise<void> {
