@@ -427,31 +427,57 @@ function capString(s: string, maxBytes: number): string {
  * `error` stays a string.
  */
 export function sanitizeFrame(frame: ToolCallArtifactData, options?: FrameHygieneOptions): ToolCallArtifactData {
+  const payload = frame.phase === 'started' ? frame.args : frame.phase === 'completed' ? frame.result : frame.error;
+  return sanitizedFrameOf(frame.toolCallId, frame.name, frame.parentToolCallId, frame.timestamp, frame.phase, payload, options);
+}
+
+/**
+ * What `sanitizeFrame` makes of the frame with these fields (`payload`: the phase's `args`,
+ * `result` or `error`), built without a frame to copy: the executor makes every frame here.
+ * `owned`: nothing else holds the payload (a tool's result just parsed from its JSON text), so
+ * when sanitising would give back an equal value, it goes on as it is instead of as a copy.
+ */
+export function sanitizedFrameOf(
+  toolCallId: string,
+  name: string,
+  parentToolCallId: string | undefined,
+  timestamp: string | undefined,
+  phase: ToolCallArtifactData['phase'],
+  payload: unknown,
+  options?: FrameHygieneOptions,
+  owned = false,
+): ToolCallArtifactData {
   const maxBytes = resolveMaxBytes(options);
   // Built field by field in wire order (no spreads: they were a fifth of a frame's cost).
   const out: ToolCallFrameBase & { phase?: ToolCallArtifactData['phase']; args?: unknown; result?: unknown; error?: string } = {
-    toolCallId: capString(frame.toolCallId, maxBytes),
-    name: capString(frame.name, maxBytes),
+    toolCallId: capString(toolCallId, maxBytes),
+    name: capString(name, maxBytes),
   };
-  if (frame.parentToolCallId !== undefined) out.parentToolCallId = capString(frame.parentToolCallId, maxBytes);
-  if (frame.timestamp !== undefined) out.timestamp = frame.timestamp;
-  out.phase = frame.phase;
-  switch (frame.phase) {
+  if (parentToolCallId !== undefined) out.parentToolCallId = capString(parentToolCallId, maxBytes);
+  if (timestamp !== undefined) out.timestamp = timestamp;
+  out.phase = phase;
+  switch (phase) {
     case 'started': {
-      const args = sanitizeForFrame(frame.args, options);
+      const args = sanitizeForFrame(payload, options);
       if (args !== undefined) out.args = args;
       break;
     }
     case 'completed': {
-      const result = sanitizeForFrame(frame.result, options);
+      const result = owned && isCleanValue(payload, maxBytes, options) ? payload : sanitizeForFrame(payload, options);
       if (result !== undefined) out.result = result;
       break;
     }
     case 'failed':
-      if (frame.error !== undefined) out.error = capString(frame.error, maxBytes);
+      if (payload !== undefined) out.error = capString(payload as string, maxBytes);
       break;
   }
   return out as ToolCallArtifactData;
+}
+
+/** Whether `sanitizeForFrame(value, options)` would give back a value equal to this one (see `cleanBytes`). */
+function isCleanValue(value: unknown, maxBytes: number, options?: FrameHygieneOptions): boolean {
+  const bytes = cleanBytes(value, 0, redactionPolicy(options?.redactKeys ?? DEFAULT_REDACT_KEYS));
+  return bytes !== NOT_CLEAN && bytes <= maxBytes;
 }
 
 /** Longest JSON of a finite number that is not a safe integer (e.g. `-0.0000012345678901234567`). */

@@ -22,6 +22,11 @@ function tickingClock(): () => number {
 }
 
 const frames = (events: ExecutorEvent[]) => events.flatMap((e) => (e.type === 'toolFrame' ? [e.frame] : []));
+/** The `result` of the one frame among the events (undefined when it has none). */
+const resultOf = (events: ExecutorEvent[]): unknown => {
+  const [frame] = frames(events);
+  return frame?.phase === 'completed' ? frame.result : undefined;
+};
 
 describe('ToolFrameTracker', () => {
   it('treats the first snapshot as the input and starts each turn with its progress line', () => {
@@ -56,6 +61,30 @@ describe('ToolFrameTracker', () => {
     // c1 was already reported live; only c2 (whose end the tools stream never reported) remains.
     expect(frames(fromState)).toEqual([{ toolCallId: 'c2', name: 'world_clock', phase: 'failed', error: 'boom', timestamp: '2026-01-01T00:00:04.000Z' }]);
     expect(tracker.openCount).toBe(0);
+  });
+
+  it('gives a result parsed from its JSON text the same hygiene as any other: clean ones as they are, secrets redacted, large ones capped', () => {
+    const tracker = new ToolFrameTracker({ maxFieldBytes: 256 }, tickingClock());
+    const ended = (id: string, content: unknown) => {
+      tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: id, name: 'probe', input: {} });
+      const output = new ToolMessage({ tool_call_id: id, name: 'probe', content: content as string });
+      return resultOf(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: id, name: 'probe', output }));
+    };
+    expect(ended('clean', '{"seq":1,"ok":true,"tags":["a","b"],"at":null}')).toEqual({ seq: 1, ok: true, tags: ['a', 'b'], at: null });
+    expect(ended('secret', '{"user":"ann","session":{"accessToken":"t0k"}}')).toEqual({ user: 'ann', session: { accessToken: '[redacted]' } });
+    const big = ended('big', JSON.stringify({ text: 'x'.repeat(1_000) })) as { text: string };
+    expect(JSON.stringify(big).length).toBeLessThanOrEqual(256);
+    expect(big.text).toMatch(/…\[truncated: 1000 bytes\]$/);
+    expect(ended('array', '[1, {"password": "p"}]')).toEqual([1, { password: '[redacted]' }]);
+    // Not JSON text, or content blocks: as before.
+    expect(ended('text', 'plain answer')).toBe('plain answer');
+    expect(ended('blocks', [{ type: 'text', text: 'hi' }])).toEqual([{ type: 'text', text: 'hi' }]);
+    // A raw value that is not a message is copied, never passed on as the tool's own object.
+    const own = { n: 1 };
+    tracker.fromToolEvent({ event: 'on_tool_start', toolCallId: 'raw', name: 'probe', input: {} });
+    const raw = resultOf(tracker.fromToolEvent({ event: 'on_tool_end', toolCallId: 'raw', name: 'probe', output: own }));
+    expect(raw).toEqual({ n: 1 });
+    expect(raw).not.toBe(own);
   });
 
   it('reports a tool error with the thrown message', () => {

@@ -5,12 +5,12 @@
  * happened: a `started` before its terminal frame, a terminal frame the moment the first
  * source reports it, and nothing twice when the other source reports it again.
  */
-import type { BaseMessage } from '@langchain/core/messages';
+import { BaseMessage } from '@langchain/core/messages';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { ExecutorEvent, TurnToolCall } from '../executor.types';
 import { cursorAt, extractToolFrames, type FrameCursor, type ToolTurn } from './extract-tool-frames';
-import { sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from './sanitize-for-frame';
-import { errorMessage, toolResultValue } from './tool-output';
+import { sanitizedFrameOf, sanitizeForFrame, type FrameHygieneOptions } from './sanitize-for-frame';
+import { errorMessage, textResultValue } from './tool-output';
 
 /** A chunk of LangGraph's `tools` stream mode (see StreamToolsHandler). */
 export type ToolStreamEvent =
@@ -31,8 +31,6 @@ export function isToolStreamEvent(chunk: unknown): chunk is ToolStreamEvent {
 export function describeTurn(calls: readonly TurnToolCall[]): string {
   return calls.map((call) => `running ${call.name}`).join('; ');
 }
-
-type Terminal = { phase: 'completed'; result: unknown } | { phase: 'failed'; error: string };
 
 /** A forwarded call still open: its name, its parent, and the local call it was delegated under. */
 interface OpenForwarded {
@@ -96,8 +94,8 @@ export class ToolFrameTracker {
         nextTurn++;
       }
       if (frame.phase === 'started') this.start(frame.toolCallId, frame.name, frame.args, events);
-      else if (frame.phase === 'failed') this.end(frame.toolCallId, frame.name, { phase: 'failed', error: frame.error ?? '' }, events);
-      else this.end(frame.toolCallId, frame.name, { phase: 'completed', result: frame.result }, events);
+      else if (frame.phase === 'failed') this.end(frame.toolCallId, frame.name, 'failed', frame.error ?? '', events);
+      else this.end(frame.toolCallId, frame.name, 'completed', frame.result, events);
     });
     return events;
   }
@@ -114,11 +112,19 @@ export class ToolFrameTracker {
       case 'on_tool_start':
         this.start(id, event.name, event.input, events);
         break;
-      case 'on_tool_end':
-        this.end(id, event.name, { phase: 'completed', result: toolResultValue(event.output) }, events);
+      case 'on_tool_end': {
+        const output = event.output;
+        if (!BaseMessage.isInstance(output)) this.end(id, event.name, 'completed', output, events);
+        else if (typeof output.content !== 'string') this.end(id, event.name, 'completed', output.content, events);
+        else {
+          const result = textResultValue(output.content);
+          // A structure parsed here is the frame's own: no copy of it when it is already clean.
+          this.end(id, event.name, 'completed', result, events, typeof result === 'object' && result !== null);
+        }
         break;
+      }
       case 'on_tool_error':
-        this.end(id, event.name, { phase: 'failed', error: errorMessage(event.error) }, events);
+        this.end(id, event.name, 'failed', errorMessage(event.error), events);
         break;
       case 'on_tool_event':
         break;
@@ -131,7 +137,7 @@ export class ToolFrameTracker {
     const events = this.closeForwarded(() => true, error);
     for (const [toolCallId, name] of this.open) {
       this.open.delete(toolCallId);
-      events.push(this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'failed', error }));
+      events.push(this.frame(toolCallId, name, undefined, 'failed', error));
     }
     return events;
   }
@@ -152,13 +158,13 @@ export class ToolFrameTracker {
       this.forwardedSeen.add(toolCallId);
       this.forwardedOpen.set(toolCallId, { name: frame.name, parentToolCallId, root });
       const args = frame.phase === 'started' ? frame.args : undefined;
-      events.push(this.emit({ toolCallId, name: frame.name, parentToolCallId, timestamp: this.timestamp(), phase: 'started', args }));
+      events.push(this.frame(toolCallId, frame.name, parentToolCallId, 'started', args));
     }
     const open = this.forwardedOpen.get(toolCallId);
     if (frame.phase === 'started' || open === undefined) return events;
     this.forwardedOpen.delete(toolCallId);
-    const terminal: Terminal = frame.phase === 'failed' ? { phase: 'failed', error: frame.error ?? '' } : { phase: 'completed', result: frame.result };
-    events.push(this.emit({ toolCallId, name: open.name, parentToolCallId: open.parentToolCallId, timestamp: this.timestamp(), ...terminal }));
+    const payload = frame.phase === 'failed' ? (frame.error ?? '') : frame.result;
+    events.push(this.frame(toolCallId, open.name, open.parentToolCallId, frame.phase, payload));
     return events;
   }
 
@@ -174,7 +180,7 @@ export class ToolFrameTracker {
     const closing = [...this.forwardedOpen].filter(([, call]) => which(call)).reverse();
     return closing.map(([toolCallId, call]) => {
       this.forwardedOpen.delete(toolCallId);
-      return this.emit({ toolCallId, name: call.name, parentToolCallId: call.parentToolCallId, timestamp: this.timestamp(), phase: 'failed', error });
+      return this.frame(toolCallId, call.name, call.parentToolCallId, 'failed', error);
     });
   }
 
@@ -196,10 +202,11 @@ export class ToolFrameTracker {
     toolCallId = toolCallId === undefined ? modelId : this.freshId(modelId);
     this.frameIds.set(modelId, toolCallId);
     this.open.set(toolCallId, name);
-    out.push(this.emit({ toolCallId, name, timestamp: this.timestamp(), phase: 'started', args }));
+    out.push(this.frame(toolCallId, name, undefined, 'started', args));
   }
 
-  private end(modelId: string, name: string, terminal: Terminal, out: ExecutorEvent[]): void {
+  /** A terminal frame; `payload` is the result (`completed`) or the error (`failed`), `owned` as in sanitizedFrameOf. */
+  private end(modelId: string, name: string, phase: 'completed' | 'failed', payload: unknown, out: ExecutorEvent[], owned = false): void {
     // A result whose start was never seen still gets its `started` first, so pairs stay whole.
     if (!this.frameIds.has(modelId)) this.start(modelId, name, undefined, out);
     const toolCallId = this.frameIds.get(modelId) ?? modelId;
@@ -207,10 +214,10 @@ export class ToolFrameTracker {
     if (startedName === undefined) return;
     // What it delegated settles first, so no nested call outlives the call it belongs to.
     if (this.forwardedOpen.size > 0) {
-      out.push(...this.closeForwarded((call) => call.root === toolCallId, terminal.phase === 'failed' ? terminal.error : DELEGATION_ENDED));
+      out.push(...this.closeForwarded((call) => call.root === toolCallId, phase === 'failed' ? (payload as string) : DELEGATION_ENDED));
     }
     this.open.delete(toolCallId);
-    out.push(this.emit({ toolCallId, name: startedName, timestamp: this.timestamp(), ...terminal }));
+    out.push(this.frame(toolCallId, startedName, undefined, phase, payload, owned));
   }
 
   /** `<id>~2`, `<id>~3`, …: the first not yet taken by any call of this run. */
@@ -221,8 +228,16 @@ export class ToolFrameTracker {
     return `${modelId}~${n}`;
   }
 
-  private emit(frame: ToolCallArtifactData): ExecutorEvent {
-    return { type: 'toolFrame', frame: sanitizeFrame(frame, this.hygiene) };
+  /** A frame event, stamped now; the frame is built sanitised (no raw frame to copy). */
+  private frame(
+    toolCallId: string,
+    name: string,
+    parentToolCallId: string | undefined,
+    phase: ToolCallArtifactData['phase'],
+    payload: unknown,
+    owned = false,
+  ): ExecutorEvent {
+    return { type: 'toolFrame', frame: sanitizedFrameOf(toolCallId, name, parentToolCallId, this.timestamp(), phase, payload, this.hygiene, owned) };
   }
 
   /** The clock's time as ISO 8601; frames of one millisecond share one string (toISOString is slow). */

@@ -49,7 +49,14 @@ export function toolErrorText(content: unknown): string {
 export function toolResultValue(output: unknown): unknown {
   if (!BaseMessage.isInstance(output)) return output;
   const content: unknown = output.content;
-  if (typeof content !== 'string') return content;
+  return typeof content === 'string' ? textResultValue(content) : content;
+}
+
+/**
+ * A tool's result out of its message's text content: JSON text of an object or array read back
+ * into that structure (a new one, which nothing else holds), any other text as it is.
+ */
+export function textResultValue(content: string): unknown {
   const first = content.trimStart()[0];
   if (first !== '{' && first !== '[') return content;
   try {
