@@ -114,7 +114,13 @@ async function parent(args: string[]): Promise<void> {
       summary.set(key, s);
     } else if (/ gc=\w+ /.test(line)) {
       if (window) window.add(line);
-      else if (/ gc=mc /.test(line)) console.log(`  (a mark-compact between measured streams, from ${(Number(/ total_size_before=(\d+)/.exec(line)?.[1]) / 2 ** 20).toFixed(0)} MiB)`);
+      else if (/ gc=mc /.test(line)) {
+        // Its marking too: the end's full GC marks what the server retains (what a mark-compact falling into a stream marks).
+        const num = (field: string): number => Number(new RegExp(` ${field.replace(/\./g, '\\.')}=([\\d.]+)`).exec(line)?.[1] ?? 0);
+        console.log(
+          `  (a mark-compact between measured streams, from ${(num('total_size_before') / 2 ** 20).toFixed(0)} MiB to ${(num('total_size_after') / 2 ** 20).toFixed(0)}, marking ${(num('mark') + num('incremental')).toFixed(1)} ms main + ${num('background.mark').toFixed(1)} ms helpers)`,
+        );
+      }
     } else if (line.startsWith('[completed compiling') || line.startsWith('[completed optimizing')) {
       if (window) window.optimised += 1;
     } else if (line.startsWith('[bailout')) {

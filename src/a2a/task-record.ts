@@ -5,7 +5,8 @@ import {
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
-import { EventLog } from './event-log';
+import { EventLog, type EventLogView } from './event-log';
+import { SettledTaskEvents } from './settled-task-events';
 import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
@@ -142,7 +143,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   readonly contextId: string;
   readonly owner: CallerId;
   readonly userText: string;
-  readonly log: EventLog<TaskEvent>;
+  /** Its events: an EventLog, or once its store has flattened it as a kept settled task, a SettledTaskEvents. */
+  log: EventLogView<TaskEvent>;
   status: TaskStatus;
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
@@ -203,8 +205,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
-    for (const event of earlier) this.log.append(event);
+    const log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
+    for (const event of earlier) log.append(event);
+    this.log = log;
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
@@ -665,6 +668,45 @@ export class TaskRecord implements TaskView, TaskWriter {
     const history = payload.value.history.slice(0, 1);
     if (this.state === TaskState.TASK_STATE_COMPLETED) history.push(this.agentMessage(`${this.id}-answer`, this.answerText ?? ''));
     return history;
+  }
+
+  /**
+   * Whether its store can flatten it (see flattenSettled): 'now'; 'later', once no stream follows
+   * or holds it; or 'never' (not settled and kept, or flattened already).
+   */
+  flattenable(): 'now' | 'later' | 'never' {
+    const log = this.log;
+    if (!this.keptWhenSettled || !this.isTerminal || !(log instanceof EventLog)) return 'never';
+    if (this.followers.length > 0 || this.holds !== undefined) return 'later';
+    // Within its capacity, a log no follower or hold keeps longer drops no event any more.
+    return log.size > log.capacity ? 'never' : 'now';
+  }
+
+  /**
+   * Kept settled tasks in fewer objects, off their request path (their store calls it for a batch
+   * of them, some time after they settled): the events of each whose log packed no block go into
+   * one string shared by the batch (see SettledTaskEvents); a long task's log, already in blocks,
+   * packs its unpacked events into one more block. Each reads exactly as before. Tasks that are
+   * not flattenable 'now' are left as they are.
+   */
+  static flattenSettled(tasks: readonly TaskRecord[]): void {
+    const flat: TaskRecord[] = [];
+    const logs: EventLog<TaskEvent>[] = [];
+    const heads: string[] = [];
+    for (const task of tasks) {
+      if (task.flattenable() !== 'now') continue;
+      const log = task.log as EventLog<TaskEvent>;
+      if (!log.packedNone) {
+        log.pack();
+        continue;
+      }
+      flat.push(task);
+      logs.push(log);
+      heads.push(task.toolEventHead ?? '');
+    }
+    if (flat.length === 0) return;
+    const settled = SettledTaskEvents.flatten(logs, heads);
+    for (let i = 0; i < flat.length; i++) flat[i].log = settled[i];
   }
 
   private settle(): void {
