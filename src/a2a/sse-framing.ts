@@ -231,7 +231,8 @@ export class TaskSseStream {
     // A client that left while the request was dispatched closed the response already: its
     // 'close' has fired, so nothing would stop the stream or its keep-alive.
     if (response.destroyed) stopAll();
-    else response.once('close', stopAll);
+    // `on`, not `once`: a response closes once, and stopAll may run again (once made a wrapper and its state per stream).
+    else response.on('close', stopAll);
     return wrote;
   }
 }

@@ -28,11 +28,19 @@ class Run extends Subscriber<ExecutorEvent> {
   cancelTimer?: NodeJS.Timeout = undefined;
   /**
    * Tools started and not yet ended: the run's open tool while it is the only one (the common
-   * case, one tool after another: a Map whose one entry comes and goes makes a new table on every
-   * delete), the others by tool call id. Made by the run's first tool: a run without tool calls
-   * needs none.
+   * case, one tool after another), in these fields of the run itself: no object per tool call, and
+   * one object fewer for a frame to reach (at 1,000 concurrent runs each is a likely cache miss).
+   * `openToolId` is undefined while there is none.
    */
-  openTool: OpenTool | undefined = undefined;
+  openToolId: string | undefined = undefined;
+  openToolName = '';
+  /** performance.now() at its `started` frame. */
+  openToolStartedAt = 0;
+  openToolSpan: Span | undefined = undefined;
+  /**
+   * The other open tools, by tool call id (a Map whose one entry comes and goes makes a new table
+   * on every delete: not for the common case). Made when first needed.
+   */
   openTools: Map<string, OpenTool> | undefined = undefined;
 
   constructor(
@@ -101,7 +109,7 @@ function reportUnhandledError(err: unknown): void {
   });
 }
 
-/** A tool started and not yet ended: its name, start time (performance.now()), and the span made from the frames. */
+/** A tool started and not yet ended besides the run's one in its fields: its name, start time (performance.now()), and the span made from the frames. */
 interface OpenTool {
   id: string;
   name: string;
@@ -297,25 +305,40 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
   }
 
   private observeTool(run: Run, frame: ToolCallArtifactData): void {
+    const id = frame.toolCallId;
     if (frame.phase === 'started') {
       const span = run.spansFromFrames ? startToolSpan(run.trace, frame, run.correlationId) : undefined;
-      const started: OpenTool = { id: frame.toolCallId, name: frame.name, startedAt: performance.now(), span };
-      if (run.openTool?.id === frame.toolCallId || (run.openTool === undefined && !run.openTools?.size)) run.openTool = started;
-      else (run.openTools ??= new Map()).set(frame.toolCallId, started);
+      if (run.openToolId === id || (run.openToolId === undefined && !run.openTools?.size)) {
+        run.openToolId = id;
+        run.openToolName = frame.name;
+        run.openToolStartedAt = performance.now();
+        run.openToolSpan = span;
+      } else (run.openTools ??= new Map()).set(id, { id, name: frame.name, startedAt: performance.now(), span });
       return;
     }
-    const open = run.openTool?.id === frame.toolCallId ? run.openTool : run.openTools?.get(frame.toolCallId);
-    if (!open) return;
-    if (open === run.openTool) run.openTool = undefined;
-    else run.openTools?.delete(frame.toolCallId);
-    if (open.span) endToolSpan(open.span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
+    let name: string;
+    let startedAt: number;
+    let span: Span | undefined;
+    if (run.openToolId === id) {
+      name = run.openToolName;
+      startedAt = run.openToolStartedAt;
+      span = run.openToolSpan;
+      run.openToolId = undefined;
+      run.openToolSpan = undefined;
+    } else {
+      const open = run.openTools?.get(id);
+      if (!open) return;
+      run.openTools?.delete(id);
+      ({ name, startedAt, span } = open);
+    }
+    if (span) endToolSpan(span, frame.phase === 'failed' ? { failed: true, error: frame.error ?? 'failed' } : { failed: false });
     const listeners = this.toolCallListeners;
     if (listeners.length === 0) return;
     const outcome = frame.phase === 'completed' ? 'completed' : 'failed';
-    const seconds = (performance.now() - open.startedAt) / 1000;
+    const seconds = (performance.now() - startedAt) / 1000;
     for (let i = 0; i < listeners.length; i++) {
       try {
-        listeners[i](open.name, outcome, seconds);
+        listeners[i](name, outcome, seconds);
       } catch (err) {
         // A listener's failure must not reach the run (a Subject reported it apart as well).
         this.logger.error(`a tool call listener threw: ${errorMessage(err)}`);
@@ -333,10 +356,12 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     run.unsubscribe();
     clearTimeout(run.cancelTimer);
     // An executor that did not close its open tools: their spans end with the run.
-    if (run.openTool || run.openTools?.size) {
-      const open = [...(run.openTools?.values() ?? []), ...(run.openTool ? [run.openTool] : [])];
-      for (const tool of open) if (tool.span) endToolSpan(tool.span, { failed: true, error: 'the run ended before the tool did' });
-      run.openTool = undefined;
+    if (run.openToolId !== undefined || run.openTools?.size) {
+      const spans = [...(run.openTools?.values() ?? [])].map((tool) => tool.span);
+      if (run.openToolId !== undefined) spans.push(run.openToolSpan);
+      for (const span of spans) if (span) endToolSpan(span, { failed: true, error: 'the run ended before the tool did' });
+      run.openToolId = undefined;
+      run.openToolSpan = undefined;
       run.openTools?.clear();
     }
   }

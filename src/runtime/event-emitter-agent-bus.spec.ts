@@ -211,6 +211,32 @@ describe('EventEmitterAgentBus', () => {
       expect(got).toHaveLength(4);
     });
 
+    it("listenTask's removal takes away only its own four listeners when two bind one task", () => {
+      const { bus, emitter } = make();
+      const baseline = emitter.listenerCount();
+      const got: string[] = [];
+      const handlers = (tag: string) => ({
+        progress: (p: { text: string }) => void got.push(`${tag}:progress:${p.text}`),
+        toolframe: (p: { frame: { toolCallId: string } }) => void got.push(`${tag}:toolframe:${p.frame.toolCallId}`),
+        answer: (p: { text: string }) => void got.push(`${tag}:answer:${p.text}`),
+        reply: (p: { status: string }) => void got.push(`${tag}:reply:${p.status}`),
+      });
+      const stopFirst = bus.listenTask('two', handlers('first'));
+      const stopSecond = bus.listenTask('two', handlers('second'));
+      expect(emitter.listenerCount()).toBe(baseline + 8);
+      stopFirst();
+      expect(emitter.listenerCount()).toBe(baseline + 4);
+      for (const kind of ['progress', 'toolframe', 'answer', 'reply']) expect(emitter.listenerCount(`agent.skill.${kind}.two`)).toBe(1);
+      const publisher = bus.taskPublisher('two');
+      publisher.publish('progress', { text: 'p', step: 0 });
+      publisher.publish('toolframe', { frame: { toolCallId: 'c1', name: 'n', phase: 'started' } } as never);
+      bus.publish('answer', 'two', { text: 'a', append: false, last: true });
+      bus.publish('reply', 'two', { status: 'completed', text: 'done' });
+      expect(got).toEqual(['second:progress:p', 'second:toolframe:c1', 'second:answer:a', 'second:reply:completed']);
+      stopSecond();
+      expect(emitter.listenerCount()).toBe(baseline);
+    });
+
     it.each(['off', 'removeListener'] as const)('%s(topic, listener) removes a subscriber as it removes any listener', (method) => {
       const { bus, emitter } = make();
       const topic = 'agent.skill.toolframe.one-off';

@@ -101,15 +101,7 @@ export class EventEmitterAgentBus extends AgentBus {
   override listenTask(correlationId: string, handlers: TaskTopicHandlers): () => void {
     const here = this.taskTopicsHere;
     if (!here) return super.listenTask(correlationId, handlers);
-    const stops = [
-      here.onTaskTopic('progress', correlationId, handlers.progress),
-      here.onTaskTopic('toolframe', correlationId, handlers.toolframe),
-      here.onTaskTopic('answer', correlationId, handlers.answer),
-      here.onTaskTopic('reply', correlationId, handlers.reply),
-    ];
-    return () => {
-      for (const stop of stops) stop();
-    };
+    return here.onTaskTopics(correlationId, handlers as { readonly [K in TaskTopicKind]: ListenerFn });
   }
 
   listenerCount(): number {

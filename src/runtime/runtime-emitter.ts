@@ -107,14 +107,42 @@ export class RuntimeEmitter extends EventEmitter2 {
 
   /** Adds `listener` to the task topic; returns the function that removes it. */
   onTaskTopic(kind: TaskTopicKind, correlationId: string, listener: ListenerFn): () => void {
+    const added = this.addTaskTopicListener(this.taskListeners(correlationId), kind, listener);
+    return () => this.offTaskTopic(kind, correlationId, added, listener);
+  }
+
+  /**
+   * Adds one listener to each of the task's four topics, as four onTaskTopic calls would, and
+   * returns the one function that removes them all: a task binds its topics once, and a removal
+   * function per topic was four closures more per task.
+   */
+  onTaskTopics(correlationId: string, listeners: { readonly [K in TaskTopicKind]: ListenerFn }): () => void {
+    const task = this.taskListeners(correlationId);
+    const { progress, toolframe, answer, reply } = listeners;
+    this.addTaskTopicListener(task, 'progress', progress);
+    this.addTaskTopicListener(task, 'toolframe', toolframe);
+    this.addTaskTopicListener(task, 'answer', answer);
+    this.addTaskTopicListener(task, 'reply', reply);
+    return () => {
+      this.offTaskTopic('progress', correlationId, task, progress);
+      this.offTaskTopic('toolframe', correlationId, task, toolframe);
+      this.offTaskTopic('answer', correlationId, task, answer);
+      this.offTaskTopic('reply', correlationId, task, reply);
+    };
+  }
+
+  private taskListeners(correlationId: string): TaskTopicListeners {
     let task = this.tasks.get(correlationId);
     if (!task) this.tasks.set(correlationId, (task = new TaskTopicListeners(correlationId)));
+    return task;
+  }
+
+  private addTaskTopicListener(task: TaskTopicListeners, kind: TaskTopicKind, listener: ListenerFn): TaskTopicListeners {
     const list = task.list(kind);
     task.setList(kind, list ? [...list, listener] : [listener]);
     task.count += 1;
     this.taskListenerCount += 1;
-    const added = task;
-    return () => this.offTaskTopic(kind, correlationId, added, listener);
+    return task;
   }
 
   /**
