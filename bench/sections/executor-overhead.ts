@@ -8,8 +8,9 @@
  * executor overhead is measured"): the two sides run in pairs, back to back, the order swapped
  * from one pair to the next, in one process; the warm-up runs pairs until the runs stop getting
  * cheaper; each repetition runs pairs until each side has used its CPU budget; a
- * repetition's figure is the ratio of the two sides' trimmed means (the highest and lowest
- * fifth of each side's runs left out, GC included in every run kept); the target is met only
+ * repetition's figure is taken pair by pair: the trimmed mean of each pair's executor-to-bare
+ * ratio (on a log scale; the highest and lowest fifth of the pairs left out, GC included in
+ * every pair kept), so what slowed both runs of a pair cancels out; the target is met only
  * when the worst repetition meets it.
  */
 import { HumanMessage } from '@langchain/core/messages';
@@ -37,8 +38,13 @@ export interface ExecutorOverheadRow {
   /** Each repetition's trimmed mean of CPU per run (ms). */
   bareMsPerRun: Spread;
   executorMsPerRun: Spread;
-  /** Each repetition's executor trimmed mean over its bare trimmed mean, less one. */
+  /**
+   * Each repetition's overhead: the trimmed mean of its pairs' log(executor / bare), as a ratio
+   * less one (pairedOverheadPercent).
+   */
   overheadPercent: Spread;
+  /** Each repetition's executor trimmed mean over its bare trimmed mean, less one: the figure until round 15, kept for comparison. */
+  unpairedOverheadPercent: Spread;
 }
 
 export type ExecutorOverheadResult = ExecutorOverheadRow[];
@@ -131,6 +137,19 @@ export function sideCpuBudgetMs(config: BenchConfig): number {
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
 /**
+ * The overhead of one repetition, pair by pair: each pair's two runs ran back to back, so a
+ * stretch of load, a slower CPU phase or a GC that spans both slows both, and their ratio
+ * keeps what the executor adds. The trimmed mean of the pairs' log-ratios (the highest and
+ * lowest fifth left out, which treats a pair whose bare run was slowed like one whose executor
+ * run was) is taken back to a ratio, less one, in per cent.
+ */
+export function pairedOverheadPercent(bare: readonly number[], executor: readonly number[]): number {
+  if (bare.length !== executor.length || bare.length === 0) throw new Error('pairedOverheadPercent needs the runs of whole pairs');
+  const logRatios = bare.map((b, i) => Math.log(executor[i] / b));
+  return (Math.exp(trimmedMean(logRatios)) - 1) * 100;
+}
+
+/**
  * Pairs of one bare and one executor run, back to back, the order swapped from one pair to the
  * next (neither side always runs on the other's garbage or right after a pause), until there
  * are `minRuns` pairs and each side has used `cpuMs` of CPU.
@@ -195,6 +214,7 @@ export async function measureExecutorOverhead(config: BenchConfig, log: (line: s
     const bareMeans: number[] = [];
     const executorMeans: number[] = [];
     const overheads: number[] = [];
+    const unpaired: number[] = [];
     const runs: number[] = [];
     for (let rep = 0; rep < config.executorReps; rep++) {
       const measured = await pairedRuns(bareSide(`bare-${rep}`), executorSide(`exec-${rep}`), config.executorRuns, budget);
@@ -202,7 +222,8 @@ export async function measureExecutorOverhead(config: BenchConfig, log: (line: s
       const withExecutor = trimmedMean(measured.executor);
       bareMeans.push(bare);
       executorMeans.push(withExecutor);
-      overheads.push((withExecutor / bare - 1) * 100);
+      overheads.push(pairedOverheadPercent(measured.bare, measured.executor));
+      unpaired.push((withExecutor / bare - 1) * 100);
       runs.push(measured.bare.length);
     }
     const row: ExecutorOverheadRow = {
@@ -212,10 +233,12 @@ export async function measureExecutorOverhead(config: BenchConfig, log: (line: s
       bareMsPerRun: spread(bareMeans),
       executorMsPerRun: spread(executorMeans),
       overheadPercent: spread(overheads),
+      unpairedOverheadPercent: spread(unpaired),
     };
     rows.push(row);
     log(
-      `executor ${shape}, ${toolCalls} calls, ${runs.join('/')} runs per side: overhead ${overheads.map((o) => o.toFixed(1)).join(', ')} % (bare ${row.bareMsPerRun.median.toFixed(2)} ms)`,
+      `executor ${shape}, ${toolCalls} calls, ${runs.join('/')} runs per side: overhead ${overheads.map((o) => o.toFixed(1)).join(', ')} % ` +
+        `(unpaired ${unpaired.map((o) => o.toFixed(1)).join(', ')} %; bare ${row.bareMsPerRun.median.toFixed(2)} ms)`,
     );
   }
   return rows;
