@@ -379,6 +379,8 @@ export function markdownSummary(results: BenchResults): string {
     out.push(
       '### Full agent run: executor overhead (CPU per run, same agent, ScriptedChatModel, zero-latency tool)',
       '',
+      'A repetition\'s overhead is taken pair by pair (the two sides run back to back): the trimmed mean of the pairs\' executor / bare ratios. It need not equal the ratio of the two per-run columns, each side\'s own trimmed mean; that ratio is kept in results.json as `unpairedOverheadPercent`.',
+      '',
       table(
         ['model script', 'tool calls', 'runs per side per repetition', 'bare LangGraph stream (ms)', 'DeepAgentExecutor (ms)', 'overhead (%)', 'every repetition'],
         exec.map((r) => [
