@@ -15,10 +15,14 @@ export class A2aAuthGuard implements CanActivate {
   constructor(private readonly auth: A2aAuthService) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    this.authenticate(context.switchToHttp().getRequest<AuthenticatedRequest>());
+    return true;
+  }
+
+  /** The check itself, for a handler that runs it without Nest's guard machinery (A2aJsonRpcController). */
+  authenticate(req: AuthenticatedRequest): void {
     // A2aJsonBodyMiddleware authenticated this request already (before reading its body).
     authenticateOnce(this.auth, req);
-    return true;
   }
 }
 

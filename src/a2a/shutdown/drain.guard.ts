@@ -11,9 +11,14 @@ export class DrainGuard implements CanActivate {
   constructor(private readonly drain: A2aDrainService) {}
 
   canActivate(): boolean {
+    this.refuseIfDraining();
+    return true;
+  }
+
+  /** The check itself, for a handler that runs it without Nest's guard machinery (A2aJsonRpcController). */
+  refuseIfDraining(): void {
     if (this.drain.draining) {
       throw serviceUnavailable('The server is shutting down and takes no new requests; retry shortly', RETRY_AFTER_SECONDS);
     }
-    return true;
   }
 }
