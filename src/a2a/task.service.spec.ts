@@ -5,7 +5,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { AgentBus, EventEmitterAgentBus, type SkillCancel, type SkillRequest } from '../runtime';
 import { resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { JsonRpcRequestError } from './a2a-errors';
-import { TaskService } from './task.service';
+import { newTaskId, TaskService } from './task.service';
 import { InMemoryTaskStore } from './store/in-memory-task-store';
 import type { TaskRecord } from './task-record';
 
@@ -466,5 +466,27 @@ describe('TaskService', () => {
         expect(events.slice(1).map((e) => e.seq)).toEqual([7, 8]);
       }
     });
+  });
+});
+
+describe('newTaskId', () => {
+  it('makes version 4 UUIDs (RFC 9562 variant), all different, across many refills of its random bytes', () => {
+    const ids = Array.from({ length: 1_000 }, () => newTaskId());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Every hex digit of the random positions shows up: the text is not stuck on stale bytes.
+    const digits = new Set(ids.flatMap((id) => [...id.replace(/-/g, '')]));
+    expect(digits.size).toBe(16);
+  });
+
+  it('gives each task and its context an id of that form', async () => {
+    const config = resolveA2aConfig({});
+    const service = new TaskService(new EventEmitterAgentBus(new EventEmitter2({ wildcard: false })), config, new InMemoryTaskStore(config));
+    const task = await service.start({ message: message('ids'), text: 'ids', caller: undefined });
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    expect(task.id).toMatch(uuid);
+    expect(task.contextId).toMatch(uuid);
+    expect(task.contextId).not.toBe(task.id);
+    await service.close();
   });
 });
