@@ -20,6 +20,71 @@ const FAST_CONTENT_TYPES = new Set(
 );
 const BYTE_ORDER_MARK = 0xfeff;
 
+/** A body being read, in BodyDeadlines' list: when it must have arrived, and what then. */
+interface PendingBody {
+  due: number;
+  expire: () => void;
+  listed: boolean;
+  prev: PendingBody | undefined;
+  next: PendingBody | undefined;
+}
+
+/**
+ * The bodies still being read, each due `timeoutMs` after it started, with one timer for all:
+ * a timer per request (setTimeout, unref, clearTimeout) made Node create and drop its list for
+ * that duration on every request when they come one at a time. Every body waits as long, so the
+ * list is in the order they are due: added at the tail, expired from the head, removed from
+ * anywhere once read. The timer is armed for the head and, when it fires, expires what is due
+ * and is armed again for the next one, if any (a body read meanwhile just leaves the list).
+ */
+export class BodyDeadlines {
+  private head: PendingBody | undefined;
+  private tail: PendingBody | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  /** `expire` runs once `timeoutMs` have passed, unless `remove` is called first. */
+  add(expire: () => void): PendingBody {
+    const body: PendingBody = { due: performance.now() + this.timeoutMs, expire, listed: true, prev: this.tail, next: undefined };
+    if (this.tail) this.tail.next = body;
+    else this.head = body;
+    this.tail = body;
+    if (!this.timer) this.arm(this.timeoutMs);
+    return body;
+  }
+
+  remove(body: PendingBody): void {
+    if (!body.listed) return;
+    body.listed = false;
+    if (body.prev) body.prev.next = body.next;
+    else this.head = body.next;
+    if (body.next) body.next.prev = body.prev;
+    else this.tail = body.prev;
+    body.prev = body.next = undefined;
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => this.fire(), ms);
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    try {
+      for (let body = this.head; body !== undefined && body.due <= now; body = this.head) {
+        this.remove(body);
+        body.expire();
+      }
+    } finally {
+      // Armed again even if an `expire` threw. The timer's clock may run a little ahead of this
+      // one: a body not quite due yet is expired by the next firing.
+      if (this.head) this.arm(Math.max(1, Math.ceil(this.head.due - now)));
+    }
+  }
+}
+
 /** What Express's parser reads (body-parser and raw-body's error types and messages, which bodyReadError maps). */
 type BodyOutcome = { body: unknown } | { error: { type?: string; status: number; message: string } };
 
@@ -41,6 +106,7 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
   private readonly limit: number;
   private readonly maxDepth: number;
   private readonly timeoutMs: number;
+  private readonly deadlines: BodyDeadlines;
 
   constructor(
     @Inject(A2A_CONFIG) config: A2aConfig,
@@ -50,6 +116,7 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
     this.limit = config.maxBodyBytes;
     this.maxDepth = config.maxJsonDepth;
     this.timeoutMs = config.bodyTimeoutMs;
+    this.deadlines = new BodyDeadlines(this.timeoutMs);
     // Not strict: a JSON scalar is valid JSON, answered as a request that is not an object (-32600).
     this.parse = json({ limit: this.limit, strict: false, type: ['application/json', A2A_JSON_CONTENT_TYPE] });
   }
@@ -73,13 +140,12 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
     const fast = this.readsItself(req, declared);
     let settled = false;
     // A body already received whole cannot be late: no timer for it.
-    const timer = fast && req.complete ? undefined : setTimeout(() => {
+    const pending = fast && req.complete ? undefined : this.deadlines.add(() => {
       settled = true;
       refuse(bodyTimedOut(this.timeoutMs));
-    }, this.timeoutMs);
-    timer?.unref();
+    });
     const parsed = (err?: unknown): void => {
-      clearTimeout(timer);
+      if (pending) this.deadlines.remove(pending);
       // After a timeout the connection is closing and the parser's "aborted" is no news.
       if (settled) return;
       settled = true;
