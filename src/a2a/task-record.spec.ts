@@ -283,6 +283,8 @@ describe('TaskRecord', () => {
       bytes: task.bytes,
       seqs: [task.log.firstSeq, task.lastSeq, task.log.size],
       state: task.state,
+      status: task.status,
+      terminal: task.isTerminal,
       retains: [task.retainsAfter(0), task.retainsAfter(-1)],
     });
 
@@ -298,6 +300,8 @@ describe('TaskRecord', () => {
       const before = tasks.map(reads);
       TaskRecord.flattenSettled(tasks);
       for (const task of tasks) expect(task.log).toBeInstanceOf(SettledTaskEvents);
+      // Its status object goes too: read back from its terminal event.
+      for (const task of tasks) expect((task as unknown as { currentStatus: unknown }).currentStatus).toBeUndefined();
       expect(tasks.map(reads)).toEqual(before);
       // Flattened once: a second batch leaves them as they are.
       expect(tasks.map((task) => task.flattenable())).toEqual(['never', 'never', 'never', 'never']);

@@ -145,7 +145,10 @@ export class TaskRecord implements TaskView, TaskWriter {
   readonly userText: string;
   /** Its events: an EventLog, or once its store has flattened it as a kept settled task, a SettledTaskEvents. */
   log: EventLogView<TaskEvent>;
-  status: TaskStatus;
+  /** Its status; undefined once it is flattened, read back from its terminal event then (see `status`). */
+  private currentStatus: TaskStatus | undefined;
+  /** Its status's state, apart from it: read on every frame, and kept once the status object is not. */
+  private currentState: TaskState = TaskState.TASK_STATE_SUBMITTED;
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
   answerText?: string;
@@ -248,12 +251,28 @@ export class TaskRecord implements TaskView, TaskWriter {
     return this.settledPromise;
   }
 
+  get status(): TaskStatus {
+    return this.currentStatus ?? this.terminalStatus();
+  }
+
+  set status(status: TaskStatus) {
+    this.currentStatus = status;
+    this.currentState = status.state;
+  }
+
   get state(): TaskState {
-    return this.status.state;
+    return this.currentState;
   }
 
   get isTerminal(): boolean {
-    return isTerminalState(this.status.state);
+    return isTerminalState(this.currentState);
+  }
+
+  /** A flattened task's status, as its terminal status update holds it (a fresh object per read). */
+  private terminalStatus(): TaskStatus {
+    const payload = (this.log.get(this.log.lastSeq) as TaskEvent).response.payload;
+    if (payload?.$case !== 'statusUpdate' || !payload.value.status) throw new Error(`task ${this.id}: its last event is not its status`);
+    return payload.value.status;
   }
 
   get listenerCount(): number {
@@ -693,6 +712,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     const flat: TaskRecord[] = [];
     const logs: EventLog<TaskEvent>[] = [];
     const heads: string[] = [];
+    // Whether each one's last event is its terminal status update (read as it is, before the log is flattened).
+    const ended: boolean[] = [];
     for (const task of tasks) {
       if (task.flattenable() !== 'now') continue;
       const log = task.log as EventLog<TaskEvent>;
@@ -703,10 +724,16 @@ export class TaskRecord implements TaskView, TaskWriter {
       flat.push(task);
       logs.push(log);
       heads.push(task.toolEventHead ?? '');
+      ended.push(log.get(log.lastSeq)?.terminal === true);
     }
     if (flat.length === 0) return;
     const settled = SettledTaskEvents.flatten(logs, heads);
-    for (let i = 0; i < flat.length; i++) flat[i].log = settled[i];
+    for (let i = 0; i < flat.length; i++) {
+      const task = flat[i];
+      task.log = settled[i];
+      // Its terminal status update is its last event (nothing is appended after it): the status is read from there.
+      if (ended[i]) task.currentStatus = undefined;
+    }
   }
 
   private settle(): void {
