@@ -31,22 +31,6 @@ export interface EventPacking<T> {
   pack(events: readonly T[], firstSeq: number): EventBlock<T>;
 }
 
-/** What a task reads of its log: EventLog, or a settled task's read-only form of it (SettledTaskEvents). */
-export interface EventLogView<T> {
-  readonly bytes: number;
-  readonly lastSeq: number;
-  readonly firstSeq: number;
-  readonly size: number;
-  readonly nextSeq: number;
-  readonly capacity: number;
-  append(event: T, keepAfter?: number): void;
-  pack(): void;
-  fit(): void;
-  trim(keepAfter?: number): void;
-  get(seq: number): T | undefined;
-  retainsAfter(seq: number): boolean;
-}
-
 /** The blocks of a log that has packed none: one frozen array for all of them. */
 const NO_BLOCKS = Object.freeze([]) as unknown as never[];
 
@@ -58,7 +42,7 @@ const NO_BLOCKS = Object.freeze([]) as unknown as never[];
  * blocks by binary search). With `packing`, the events older than the hot ones are kept in
  * blocks, and all of them once `pack()` is called (e.g. when the task ends).
  */
-export class EventLog<T> implements EventLogView<T> {
+export class EventLog<T> {
   /** Packed events, oldest first, all older than `tail`'s (NO_BLOCKS until the first block: most tasks' logs never pack one). */
   private blocks: (EventBlock<T> | undefined)[] = NO_BLOCKS;
   /** Index in `blocks` of the oldest block still (partly) retained. */
@@ -147,11 +131,6 @@ export class EventLog<T> implements EventLogView<T> {
   fit(): void {
     this.tail = this.tail.slice(this.tailStart);
     this.tailStart = 0;
-  }
-
-  /** Whether it has packed no block (all its retained events are as they were appended). */
-  get packedNone(): boolean {
-    return this.blocks.length === 0;
   }
 
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */

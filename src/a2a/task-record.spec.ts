@@ -1,7 +1,6 @@
 import { Artifact, StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
-import { SseMessageFraming, type TaskEvent } from './task-event';
-import { SettledTaskEvents } from './settled-task-events';
+import type { TaskEvent } from './task-event';
 import fc from 'fast-check';
 import { TaskRecord, toolArtifact, type TaskListener } from './task-record';
 import type { ToolCallArtifactData } from '../extensions';
@@ -238,122 +237,6 @@ describe('TaskRecord', () => {
       expect(compact.task.snapshot().artifacts.length).toBeGreaterThan(3);
       expect(compact.task.snapshot().history[0]).not.toBe(message);
       expect(compact.task.bytes).toBe(plain.task.bytes);
-    });
-  });
-
-  describe('flattened by its store once settled and kept (TaskRecord.flattenSettled)', () => {
-    const message = userMessage('ünïcødé ✓ \u2028');
-    const make = (id: string, maxEvents = 1_000): TaskRecord =>
-      new TaskRecord({ id, contextId: `ctx-${id}`, owner: undefined, message, text: 'hello', maxEvents, maxFinishedTools: 3, keptWhenSettled: true });
-    /** Tools that finish, finish again, start again, fail on a value JSON cannot carry, and stay open (closed by the end). */
-    const run = (task: TaskRecord, tools: number, end: (task: TaskRecord) => void): void => {
-      for (let i = 0; i < tools; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i, text: 'ünïcødé ✓' } });
-      task.narrate('thinking');
-      for (let i = 0; i < tools; i++) task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
-      if (tools > 1) task.toolFrame({ toolCallId: 'c1', name: 'n', phase: 'started', args: { again: 1n } });
-      end(task);
-    };
-    const endings: [string, (task: TaskRecord) => void][] = [
-      ['completed', (task) => task.complete('done')],
-      ['completed after streamed pieces', (task) => (task.answer('do', false, false), task.answer('ne', true, true), task.complete('done'))],
-      ['failed', (task) => task.fail('boom')],
-      ['cancelled', (task) => (task.answer('partial', false, false), task.cancel('stop'))],
-    ];
-    const framings = [new SseMessageFraming('\ndata: ', '\n\n'), new SseMessageFraming('\ndata: {"jsonrpc":"2.0","id":7,"result":', '}\n\n')];
-    /** What a stream resuming after `cursor` is sent: every event's SSE message, in both versions and framings. */
-    const replay = (task: TaskRecord, cursor: number): string[] => {
-      const sent: string[] = [];
-      const stop = task.follow({
-        cursor,
-        push: (event) => {
-          for (const framing of framings) sent.push(event.sseMessage('1.0', framing), event.sseMessage('0.3', framing));
-          sent.push(`${event.seq} ${event.isToolFrame} ${event.terminal} ${event.weight} ${event.jsonBytes}`);
-        },
-        overrun: () => undefined,
-      });
-      stop();
-      return sent;
-    };
-    const views = (task: TaskRecord): unknown[] =>
-      [undefined, { historyLength: 0 }, { historyLength: 1 }, { includeArtifacts: false }].map((options) => task.snapshot(options));
-    const reads = (task: TaskRecord): unknown => ({
-      replays: [0, 1, 2, Math.floor(task.lastSeq / 2), task.lastSeq - 1, task.lastSeq].map((back) => replay(task, Math.max(back, task.log.firstSeq - 1))),
-      views: views(task),
-      artifacts: task.snapshotArtifacts().map((a) => ('json' in a ? [a.seq, a.json, a.artifactJsonBytes] : a)),
-      bytes: task.bytes,
-      seqs: [task.log.firstSeq, task.lastSeq, task.log.size],
-      state: task.state,
-      status: task.status,
-      terminal: task.isTerminal,
-      retains: [task.retainsAfter(0), task.retainsAfter(-1)],
-    });
-
-    beforeEach(() => jest.useFakeTimers({ now: Date.parse('2026-12-04T12:00:00Z') }));
-    afterEach(() => jest.useRealTimers());
-
-    it.each(endings)('%s: several tasks in one string, each replayed from any seq in the same bytes, its snapshots and weight as before', (_, end) => {
-      const tasks = [0, 1, 5, 40].map((tools, i) => {
-        const task = make(`t${i}`);
-        run(task, tools, end);
-        return task;
-      });
-      const before = tasks.map(reads);
-      TaskRecord.flattenSettled(tasks);
-      for (const task of tasks) expect(task.log).toBeInstanceOf(SettledTaskEvents);
-      // Its status object goes too: read back from its terminal event.
-      for (const task of tasks) expect((task as unknown as { currentStatus: unknown }).currentStatus).toBeUndefined();
-      expect(tasks.map(reads)).toEqual(before);
-      // Flattened once: a second batch leaves them as they are.
-      expect(tasks.map((task) => task.flattenable())).toEqual(['never', 'never', 'never', 'never']);
-      const logs = tasks.map((task) => task.log);
-      TaskRecord.flattenSettled(tasks);
-      expect(tasks.map((task) => task.log)).toEqual(logs);
-      expect(tasks[0].log.get(0)).toBeUndefined();
-      expect(tasks[0].log.get(tasks[0].lastSeq + 1)).toBeUndefined();
-      expect(() => tasks[0].log.append(tasks[0].log.get(1) as TaskEvent)).toThrow('appends no event');
-    });
-
-    it('waits while a stream follows or holds it; a running task, or one its store does not keep, never', () => {
-      const running = make('running');
-      running.narrate('x');
-      expect(running.flattenable()).toBe('never');
-      const followed = make('followed');
-      const stop = followed.follow({ cursor: 0, push: () => undefined, overrun: () => undefined });
-      const release = followed.hold(1);
-      followed.complete('done');
-      expect(followed.flattenable()).toBe('later');
-      TaskRecord.flattenSettled([running, followed]);
-      expect(running.log).not.toBeInstanceOf(SettledTaskEvents);
-      expect(followed.log).not.toBeInstanceOf(SettledTaskEvents);
-      stop();
-      expect(followed.flattenable()).toBe('later');
-      release();
-      expect(followed.flattenable()).toBe('now');
-      // A hold kept its log past capacity: trimmed once released, what is left is flattened (from a later first seq).
-      const over = make('over', 2);
-      const held = over.hold(0);
-      over.narrate('a');
-      over.complete('done');
-      expect(over.flattenable()).toBe('later');
-      held();
-      expect(over.log.firstSeq).toBe(3);
-      const before = reads(over);
-      TaskRecord.flattenSettled([over]);
-      expect(over.log).toBeInstanceOf(SettledTaskEvents);
-      expect(reads(over)).toEqual(before);
-      const unkept = new TaskRecord({ id: 'u', contextId: 'c', owner: undefined, message, text: 'hello', maxEvents: 10, maxFinishedTools: 3 });
-      unkept.complete('done');
-      expect(unkept.flattenable()).toBe('never');
-    });
-
-    it('a long task whose log packed blocks: its unpacked events packed into one more, read as before', () => {
-      const task = make('long', 20_000);
-      run(task, 1_200, (t) => t.complete('done'));
-      const before = reads(task);
-      TaskRecord.flattenSettled([task]);
-      expect(task.log).not.toBeInstanceOf(SettledTaskEvents);
-      expect(reads(task)).toEqual(before);
-      expect((task.log as unknown as { tail: unknown[] }).tail).toHaveLength(0);
     });
   });
 

@@ -5,8 +5,7 @@ import {
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
-import { EventLog, type EventLogView } from './event-log';
-import { SettledTaskEvents } from './settled-task-events';
+import { EventLog } from './event-log';
 import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
@@ -143,12 +142,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   readonly contextId: string;
   readonly owner: CallerId;
   readonly userText: string;
-  /** Its events: an EventLog, or once its store has flattened it as a kept settled task, a SettledTaskEvents. */
-  log: EventLogView<TaskEvent>;
-  /** Its status; undefined once it is flattened, read back from its terminal event then (see `status`). */
-  private currentStatus: TaskStatus | undefined;
-  /** Its status's state, apart from it: read on every frame, and kept once the status object is not. */
-  private currentState: TaskState = TaskState.TASK_STATE_SUBMITTED;
+  readonly log: EventLog<TaskEvent>;
+  status: TaskStatus;
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
   answerText?: string;
@@ -208,9 +203,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.userText = init.text;
     this.history = [init.message];
     const earlier = init.resumed?.events ?? [];
-    const log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
-    for (const event of earlier) log.append(event);
-    this.log = log;
+    this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
+    for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
@@ -251,28 +245,12 @@ export class TaskRecord implements TaskView, TaskWriter {
     return this.settledPromise;
   }
 
-  get status(): TaskStatus {
-    return this.currentStatus ?? this.terminalStatus();
-  }
-
-  set status(status: TaskStatus) {
-    this.currentStatus = status;
-    this.currentState = status.state;
-  }
-
   get state(): TaskState {
-    return this.currentState;
+    return this.status.state;
   }
 
   get isTerminal(): boolean {
-    return isTerminalState(this.currentState);
-  }
-
-  /** A flattened task's status, as its terminal status update holds it (a fresh object per read). */
-  private terminalStatus(): TaskStatus {
-    const payload = (this.log.get(this.log.lastSeq) as TaskEvent).response.payload;
-    if (payload?.$case !== 'statusUpdate' || !payload.value.status) throw new Error(`task ${this.id}: its last event is not its status`);
-    return payload.value.status;
+    return isTerminalState(this.status.state);
   }
 
   get listenerCount(): number {
@@ -687,53 +665,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     const history = payload.value.history.slice(0, 1);
     if (this.state === TaskState.TASK_STATE_COMPLETED) history.push(this.agentMessage(`${this.id}-answer`, this.answerText ?? ''));
     return history;
-  }
-
-  /**
-   * Whether its store can flatten it (see flattenSettled): 'now'; 'later', once no stream follows
-   * or holds it; or 'never' (not settled and kept, or flattened already).
-   */
-  flattenable(): 'now' | 'later' | 'never' {
-    const log = this.log;
-    if (!this.keptWhenSettled || !this.isTerminal || !(log instanceof EventLog)) return 'never';
-    if (this.followers.length > 0 || this.holds !== undefined) return 'later';
-    // Within its capacity, a log no follower or hold keeps longer drops no event any more.
-    return log.size > log.capacity ? 'never' : 'now';
-  }
-
-  /**
-   * Kept settled tasks in fewer objects, off their request path (their store calls it for a batch
-   * of them, some time after they settled): the events of each whose log packed no block go into
-   * one string shared by the batch (see SettledTaskEvents); a long task's log, already in blocks,
-   * packs its unpacked events into one more block. Each reads exactly as before. Tasks that are
-   * not flattenable 'now' are left as they are.
-   */
-  static flattenSettled(tasks: readonly TaskRecord[]): void {
-    const flat: TaskRecord[] = [];
-    const logs: EventLog<TaskEvent>[] = [];
-    const heads: string[] = [];
-    // Whether each one's last event is its terminal status update (read as it is, before the log is flattened).
-    const ended: boolean[] = [];
-    for (const task of tasks) {
-      if (task.flattenable() !== 'now') continue;
-      const log = task.log as EventLog<TaskEvent>;
-      if (!log.packedNone) {
-        log.pack();
-        continue;
-      }
-      flat.push(task);
-      logs.push(log);
-      heads.push(task.toolEventHead ?? '');
-      ended.push(log.get(log.lastSeq)?.terminal === true);
-    }
-    if (flat.length === 0) return;
-    const settled = SettledTaskEvents.flatten(logs, heads);
-    for (let i = 0; i < flat.length; i++) {
-      const task = flat[i];
-      task.log = settled[i];
-      // Its terminal status update is its last event (nothing is appended after it): the status is read from there.
-      if (ended[i]) task.currentStatus = undefined;
-    }
   }
 
   private settle(): void {

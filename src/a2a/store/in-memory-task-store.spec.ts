@@ -1,9 +1,6 @@
 import { Role, TaskState, type Message } from '@a2a-js/sdk';
 import { InMemoryTaskStore, type InMemoryTaskStoreOptions } from './in-memory-task-store';
 import { RecencyIndex } from './recency-index';
-import { SettledTaskEvents } from '../settled-task-events';
-import { SseMessageFraming } from '../task-event';
-import type { TaskRecord } from '../task-record';
 import type { WrittenTask } from './task-store';
 
 function message(id: string): Message {
@@ -227,97 +224,6 @@ describe('InMemoryTaskStore', () => {
       finish(await create('alice'));
       // Forgetting the unclaimed task left the third claim alone.
       expect(await store.claimMessage('alice', 'm-1', 'another')).toBe('t-third');
-    });
-  });
-
-  describe('flattening of finished tasks (a batch at a time, once they weigh 512 Ki characters)', () => {
-    const framing = new SseMessageFraming('\ndata: ', '\n\n');
-    /** Everything a reader gets of a task: its replay from several seqs (SSE bytes), snapshots, listing, weight. */
-    const reads = async (id: string): Promise<unknown> => {
-      const task = store.record(id) as TaskRecord;
-      const replay = (cursor: number): string[] => {
-        const sent: string[] = [];
-        task.follow({ cursor, push: (e) => sent.push(e.sseMessage('1.0', framing), e.sseMessage('0.3', framing)), overrun: () => undefined })();
-        return sent;
-      };
-      return {
-        replays: [0, 1, task.lastSeq - 1, task.lastSeq].map(replay),
-        snapshots: [task.snapshot(), task.snapshot({ historyLength: 1, includeArtifacts: false })],
-        artifacts: task.snapshotArtifacts().map((a) => ('json' in a ? a.json : a)),
-        bytes: task.bytes,
-        state: (await store.get(id))?.state,
-      };
-    };
-    const isFlat = (id: string): boolean => store.record(id)?.log instanceof SettledTaskEvents;
-    const run = async (tools: number): Promise<WrittenTask> => {
-      // Its message claimed as a send claims it (an idempotent retry finds the task).
-      expect(store.claimMessage('alice', `msg-t${n + 1}`, `t${n + 1}`)).toBeUndefined();
-      const task = await create('alice', 'ctx');
-      for (let i = 0; i < tools; i++) {
-        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i, pad: 'y'.repeat(900) } });
-        task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
-      }
-      task.narrate('x'.repeat(4_000));
-      return task;
-    };
-
-    it('reads every task the same once flattened; one a stream still follows waits for the next batch', async () => {
-      const tasks: WrittenTask[] = [];
-      const before = new Map<string, unknown>();
-      let followed: (() => void) | undefined;
-      // Tasks of ~5 K and ~12 K characters, as many as stay below 512 Ki, then one that passes it.
-      let weight = 0;
-      let last: WrittenTask;
-      for (let i = 0; ; i++) {
-        const task = await run(i % 3 === 0 ? 5 : 0);
-        task.complete('done');
-        weight += (store.record(task.id) as TaskRecord).bytes;
-        if (weight >= 512 * 1024) {
-          last = task;
-          break;
-        }
-        if (i === 20) followed = task.follow({ cursor: task.lastSeq, push: () => undefined, overrun: () => undefined });
-        finish(task);
-        tasks.push(task);
-        before.set(task.id, await reads(task.id));
-      }
-      expect(tasks.length).toBeGreaterThan(40);
-      expect(tasks.filter((task) => isFlat(task.id))).toEqual([]);
-      const retained = store.retained();
-      finish(last);
-      tasks.push(last);
-      before.set(last.id, await reads(last.id));
-      expect(tasks.filter((task) => !isFlat(task.id)).map((task) => task.id)).toEqual([tasks[20].id]);
-      for (const task of tasks) expect(await reads(task.id)).toEqual(before.get(task.id));
-      expect(store.retained().tasks).toBe(retained.tasks + 1);
-      const listed = await store.list('alice', { pageSize: 1_000, contextId: 'ctx', state: TaskState.TASK_STATE_COMPLETED });
-      expect(listed.tasks.map((task) => task.id)).toEqual(tasks.map((task) => task.id).reverse());
-      expect((await store.conversation('ctx', 'alice')).turns).toHaveLength(2 * tasks.length);
-      // Each claim stays with its task.
-      for (const task of tasks) expect(store.claimMessage('alice', `msg-${task.id}`, 'retry')).toBe(task.id);
-      followed?.();
-      for (let i = 0; i < 120; i++) finish(await run(0));
-      expect(isFlat(tasks[20].id)).toBe(true);
-      expect(await reads(tasks[20].id)).toEqual(before.get(tasks[20].id));
-    });
-
-    it('forgets flattened tasks as before (maxRetainedTasks, maxRetainedBytes counted as they finished) and flattens no forgotten one', async () => {
-      store = new InMemoryTaskStore({ ...defaults, maxRetainedTasks: 30 });
-      const ids: string[] = [];
-      let counted = 0;
-      for (let i = 0; i < 120; i++) {
-        const task = await run(i % 2);
-        const record = store.record(task.id) as TaskRecord;
-        finish(task);
-        ids.push(task.id);
-        counted = i < 30 ? counted + record.bytes : counted;
-        if (i === 29) expect(store.retained()).toEqual({ tasks: 30, bytes: counted });
-      }
-      expect(store.retained().tasks).toBe(30);
-      expect(ids.filter((id) => store.record(id) !== undefined)).toEqual(ids.slice(90));
-      expect(ids.slice(90).filter(isFlat).length).toBeGreaterThan(0);
-      expect(store.retained().bytes).toBe(ids.slice(90).reduce((sum, id) => sum + (store.record(id) as TaskRecord).bytes, 0));
-      expect((await store.list('alice', { pageSize: 100 })).tasks.map((t) => t.id)).toEqual(ids.slice(90).reverse());
     });
   });
 

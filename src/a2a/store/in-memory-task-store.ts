@@ -110,12 +110,6 @@ export class InMemoryTaskStore extends TaskStore {
    */
   private finishedOrder: string[] = [];
   private finishedHead = 0;
-  /**
-   * Finished tasks not flattened yet (see TaskRecord.flattenSettled), oldest first, and the
-   * weight filed since the last batch: flattened a batch at a time, once it weighs SEGMENT_WEIGHT.
-   */
-  private unflattened: StoredTask[] = [];
-  private unflattenedWeight = 0;
   private clock = 0;
   private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
@@ -252,32 +246,7 @@ export class InMemoryTaskStore extends TaskStore {
       this.finishedOrder.push(id);
       this.finishedBytes += bytes;
       this.evictOldestFinished();
-      this.unflattened.push(task);
-      this.unflattenedWeight += bytes;
-      if (this.unflattenedWeight >= SEGMENT_WEIGHT) this.flattenFinished();
     }
-  }
-
-  /**
-   * Flattens the finished tasks filed since the last batch into one string (a kept task's events
-   * in a few objects instead of one or two per event: what each major GC marks, for as long as
-   * the task is kept). Done here, in a batch, not as each task settles: the task's stream is done
-   * with it by then, and a batch's string is big enough for V8's large-object space, which the
-   * young-generation GC promotes without copying. A task a stream still follows or holds waits
-   * for the next batch; one forgotten meanwhile is left out.
-   */
-  private flattenFinished(): void {
-    const waiting: StoredTask[] = [];
-    const ready: StoredTask[] = [];
-    for (const task of this.unflattened) {
-      if (!task.kept) continue;
-      const state = task.flattenable();
-      if (state === 'now') ready.push(task);
-      else if (state === 'later') waiting.push(task);
-    }
-    TaskRecord.flattenSettled(ready);
-    this.unflattened = waiting;
-    this.unflattenedWeight = 0;
   }
 
   size(): number {
@@ -482,15 +451,6 @@ export class InMemoryTaskStore extends TaskStore {
     return { tasks: page.map((entry) => entry.task), nextPageToken: more ? encodeCursor(page[page.length - 1].key) : '', totalSize: keyed.length };
   }
 }
-
-/**
- * The weight (JSON characters, as a task's bytes count them) of finished tasks flattened together:
- * a segment of that many characters of plain events, or about a third of it of tool frames (kept
- * as their ids and frames), is above V8's largest regular object (128 KiB), so it is allocated in
- * the large-object space. At most this much of forgotten tasks' text stays alive in a segment
- * other kept tasks still share (tasks are forgotten in the order they finished).
- */
-const SEGMENT_WEIGHT = 512 * 1024;
 
 /** A page token: the index key of the last task of the previous page. */
 function encodeCursor(key: number): string {
