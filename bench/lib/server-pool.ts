@@ -216,7 +216,7 @@ export class ServerPool {
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
     const commandsBefore = await redis?.commandsProcessed();
     const gcBefore = watchGc ? await server.gcPauses() : undefined;
-    let before = await server.cpuUsage();
+    const asked = await server.cpuUsage();
     const procBefore = procCounts(server.pid);
     const loadBefore = procCounts(this.load.pid);
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
@@ -228,9 +228,7 @@ export class ServerPool {
     // cut run's CPU is read from /proc at the cut (clock ticks, every thread), its GC is not
     // read, and the server is killed and replaced (retire).
     const cut = result.cut > 0 || result.failed > 0;
-    const atCut = cut && procBefore && procAfter ? [cpuUsageOf(procBefore), cpuUsageOf(procAfter)] : undefined;
-    if (atCut) before = atCut[0];
-    const after = atCut ? atCut[1] : await server.cpuUsage();
+    const [before, after] = cut && procBefore && procAfter ? [cpuUsageOf(procBefore), cpuUsageOf(procAfter)] : [asked, await server.cpuUsage()];
     const serverCpuUs = after.userUs + after.systemUs - (before.userUs + before.systemUs);
     const counts: RunCounts | undefined =
       procBefore && procAfter

@@ -10,7 +10,7 @@ import type { ToolCallArtifactData } from '../../extensions';
 import type { ExecutorEvent, TurnToolCall } from '../executor.types';
 import { cursorAt, extractToolFrames, type FrameCursor, type ToolTurn } from './extract-tool-frames';
 import { sanitizedFrameOf, sanitizeForFrame, type FrameHygieneOptions } from './sanitize-for-frame';
-import { errorMessage, textResultValue } from './tool-output';
+import { errorMessage, toolResultValue } from './tool-output';
 
 /** A chunk of LangGraph's `tools` stream mode (see StreamToolsHandler). */
 export type ToolStreamEvent =
@@ -113,14 +113,10 @@ export class ToolFrameTracker {
         this.start(id, event.name, event.input, events);
         break;
       case 'on_tool_end': {
-        const output = event.output;
-        if (!BaseMessage.isInstance(output)) this.end(id, event.name, 'completed', output, events);
-        else if (typeof output.content !== 'string') this.end(id, event.name, 'completed', output.content, events);
-        else {
-          const result = textResultValue(output.content);
-          // A structure parsed here is the frame's own: no copy of it when it is already clean.
-          this.end(id, event.name, 'completed', result, events, typeof result === 'object' && result !== null);
-        }
+        const result = toolResultValue(event.output);
+        // A structure read back from a message's JSON text is the frame's own: no copy of it when it is already clean.
+        const parsed = typeof result === 'object' && result !== null && BaseMessage.isInstance(event.output) && typeof event.output.content === 'string';
+        this.end(id, event.name, 'completed', result, events, parsed);
         break;
       }
       case 'on_tool_error':

@@ -56,7 +56,7 @@ export function toolResultValue(output: unknown): unknown {
  * A tool's result out of its message's text content: JSON text of an object or array read back
  * into that structure (a new one, which nothing else holds), any other text as it is.
  */
-export function textResultValue(content: string): unknown {
+function textResultValue(content: string): unknown {
   const first = content.trimStart()[0];
   if (first !== '{' && first !== '[') return content;
   try {
