@@ -1,13 +1,14 @@
 /**
  * The per-request cost: server CPU of one empty task (request, task, its three status events,
  * stream set-up and teardown, no tool call), tasks one after another on one stream at a time.
- * Each server is first warmed to steady state, all alike: batches of empty tasks until its CPU
- * per task stops falling (bench/lib/steady.ts; before, the repetitions were a fresh server's
- * first tasks, and V8 compiling the request path on its own threads was a quarter of
- * toolstream's figure). The servers then alternate within each repetition, so each ratio
- * compares runs taken side by side; each counted run follows an uncounted one of the same size
- * on the same server, as every server idles while the others run, and a counted run is long
- * enough (1,200 tasks in a full run) to hold several of toolstream's major GCs, not one or none.
+ * Each server is first warmed, all alike and taking turns window by window: the same number of
+ * empty tasks each, and the log says whether its CPU per task had stopped falling
+ * (bench/lib/steady.ts; before, the repetitions were a fresh server's first tasks, and V8
+ * compiling the request path on its own threads was a quarter of toolstream's figure). The
+ * servers then alternate within each repetition, so each ratio compares runs taken side by
+ * side; each counted run follows an uncounted one of the same size on the same server, as every
+ * server idles while the others run. The log says how many GCs other than scavenges fell in
+ * each counted run.
  *
  * Beside the three servers of every section runs the framework floor (bench/servers/floor-server.ts):
  * NestJS + Express around the limit's own handler. floor/limit is what the framework toolstream is
@@ -47,8 +48,8 @@ export interface EmptyTaskResult {
 const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
 
 /** A run of `tasks` empty tasks against one server; its CPU per task, µs. */
-async function emptyRun(pool: ServerPool, target: Target, tasks: number): Promise<{ run: MeasuredRun; cpuPerTaskUs: number }> {
-  const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
+async function emptyRun(pool: ServerPool, target: Target, tasks: number, watchGc = false): Promise<{ run: MeasuredRun; cpuPerTaskUs: number }> {
+  const run = await pool.run(target, tasks, EMPTY, 120_000, 1, { watchGc });
   if (run.result.completed !== tasks) throw new Error(`${target}: ${tasks - run.result.completed} empty tasks did not complete`);
   return { run, cpuPerTaskUs: run.serverCpuUs / tasks };
 }
@@ -64,13 +65,18 @@ const RUN_TASKS = 100;
  * server's CPU per task had settled by the end (the last two windows not 3 % below the one
  * before). The time cap is only a safety.
  */
-export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, target: Target): Promise<EmptyTaskWarmUp> {
+export async function warmUpEmptyTask(
+  config: BenchConfig,
+  pool: ServerPool,
+  target: Target,
+  inTurn: (window: () => Promise<Batch>) => Promise<Batch> = (window) => window(),
+): Promise<EmptyTaskWarmUp> {
   const window = async (): Promise<Batch> => {
     const runs: number[] = [];
     for (let i = 0; i < WINDOW_RUNS; i++) runs.push((await emptyRun(pool, target, RUN_TASKS)).cpuPerTaskUs);
     return { figure: trimmedMean(runs), cost: WINDOW_RUNS * RUN_TASKS };
   };
-  const warm = await untilSteady(window, {
+  const warm = await untilSteady(() => inTurn(window), {
     tolerance: 0.03,
     // Two windows in a row: under load one window's noise is larger than the compiler's steps.
     patience: 2,
@@ -79,6 +85,30 @@ export async function warmUpEmptyTask(config: BenchConfig, pool: ServerPool, tar
     maxMs: config.emptyWarmUpMaxMs,
   });
   return { tasks: warm.cost, cpuPerTaskUs: warm.figures, steady: warm.steady };
+}
+
+/**
+ * Warms every server as warmUpEmptyTask does, the servers taking turns window by window (in the
+ * order given), so that none sits idle through the others' whole warm-ups: warmed one after
+ * another, the first server (toolstream) idled ~17 s before its first repetition and the last
+ * (the limit) none.
+ */
+export async function warmUpEmptyTasks(config: BenchConfig, pool: ServerPool, targets: readonly Target[]): Promise<Partial<Record<Target, EmptyTaskWarmUp>>> {
+  let turn: Promise<unknown> = Promise.resolve();
+  let failed = false;
+  const inTurn = (window: () => Promise<Batch>): Promise<Batch> => {
+    const mine = turn.then(() => {
+      // One server's failure ends them all: no window runs after it.
+      if (failed) throw new Error('another server failed its empty-task warm-up');
+      return window();
+    });
+    turn = mine.catch(() => {
+      failed = true;
+    });
+    return mine;
+  };
+  const warmed = await Promise.all(targets.map((target) => warmUpEmptyTask(config, pool, target, inTurn)));
+  return Object.fromEntries(targets.map((target, i) => [target, warmed[i]]));
 }
 
 /** One line: the tasks a server's warm-up took and its CPU per task window by window. */
@@ -96,10 +126,12 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   const overLimit: number[] = [];
   const floorOverLimit: number[] = [];
   const oursOverFloor: number[] = [];
-  const warmUp: Partial<Record<Target, EmptyTaskWarmUp>> = {};
+  /** The GCs other than scavenges (mark-compacts and their incremental steps) in each counted run. */
+  const majorGcs = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
+  const warmUp = await warmUpEmptyTasks(config, pool, EMPTY_TASK_TARGETS);
   for (const target of EMPTY_TASK_TARGETS) {
-    const warm = (warmUp[target] = await warmUpEmptyTask(config, pool, target));
-    log(`empty task warm-up, ${describeWarmUp(target, warm)}`);
+    const warm = warmUp[target];
+    if (warm) log(`empty task warm-up, ${describeWarmUp(target, warm)}`);
   }
   for (let rep = 0; rep < config.reps; rep++) {
     const same: Partial<Record<Target, number>> = {};
@@ -109,7 +141,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
       // is measured as freshly warm as the others, not with the idle penalty of its position in
       // the order.
       afterIdle.get(target)?.push((await emptyRun(pool, target, tasks)).cpuPerTaskUs);
-      const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks);
+      const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks, true);
+      majorGcs.get(target)?.push(run.gc?.others.length ?? NaN);
       runs.push(runRecord(run, rep, EMPTY));
       same[target] = cpuPerTaskUs;
       perTask.get(target)?.push(cpuPerTaskUs);
@@ -134,7 +167,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   log(
     `empty task CPU: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ` +
       `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}; ` +
-      `uncounted runs after idling, µs per task: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(afterIdle.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}`,
+      `uncounted runs after idling, µs per task: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(afterIdle.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}; ` +
+      `GCs other than scavenges in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(majorGcs.get(t) ?? []).join(', ')}`).join('; ')}`,
   );
   return result;
 }
