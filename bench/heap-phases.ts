@@ -1,0 +1,98 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/heap-phases.ts [runs] [streams] [--calls=0] [--target=toolstream] [--no-warm-up]`
+ *
+ * One compiled server, warmed as the empty-task section warms it (10,000 empty tasks; skipped
+ * with --no-warm-up), then `runs` runs of `streams` tasks of `--calls` tool calls (0: empty
+ * tasks, one at a time; else all streams at once, as the concurrency rows), each printed with
+ * the server's CPU per task or per frame (user and system; its main thread's and its other
+ * threads', read from /proc in 10 ms ticks), its minor page faults (the heap taking new pages),
+ * its scavenges and other GCs (count and summed pauses, from a PerformanceObserver in the
+ * server) and its heap used at the end. It shows the phases of a server that keeps finished
+ * tasks: after its store fills, the heap grows until a mark-compact, and runs read dearer while
+ * it grows than right after one (docs/performance.md, "How the empty task is measured").
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { compileChildren } from './lib/compile-children';
+import { benchConfig } from './lib/config';
+import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { ServerPool } from './lib/server-pool';
+import type { Scenario } from './lib/scenario';
+import type { Target } from './lib/ipc';
+import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
+import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
+
+const TICK_US = 10_000;
+
+/** Minor page faults of a process so far (/proc/<pid>/stat, its 10th field). */
+function minorFaults(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]);
+}
+
+const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+
+/** CPU (µs) of a process's main thread and of its other threads, as /proc counts them. */
+function threadCpu(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    // Fields after the command name: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    if (tid === String(pid)) main += us;
+    else others += us;
+  }
+  return { main, others };
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const option = (name: string, fallback: string): string => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+  const [runs = 20, streams = 1200] = args.filter((a) => !a.startsWith('--')).map(Number);
+  const toolCalls = Number(option('calls', '0'));
+  const target = option('target', 'toolstream') as Target;
+  const scenario: Scenario = { toolCalls, intervalMs: 0, idle: false };
+  // Empty tasks one after another (the empty-task section); tool calls on all streams at once (the concurrency rows).
+  const maxOpen = toolCalls === 0 ? 1 : undefined;
+  // What a figure is per: a task for empty tasks, a frame otherwise.
+  const units = toolCalls === 0 ? streams : streams * toolCalls * FRAMES_PER_TOOL_CALL;
+  const unit = toolCalls === 0 ? 'task' : 'frame';
+  useCompiledChildren(compileChildren());
+  const load = await LoadProcess.start();
+  const pool = new ServerPool(load);
+  try {
+    await pool.prepare([target]);
+    if (!args.includes('--no-warm-up')) console.log(`warm-up ${describeWarmUp(target, await warmUpEmptyTask(benchConfig(false), pool, target))}`);
+    const server = await pool.server(target);
+    const pid = server.pid as number;
+    for (let k = 0; k < runs; k++) {
+      const faults = minorFaults(pid);
+      const threads = threadCpu(pid);
+      const run = await pool.run(target, streams, scenario, 120_000, maxOpen, { watchGc: true });
+      const faulted = minorFaults(pid) - faults;
+      const after = threadCpu(pid);
+      const heap = await server.memory(false);
+      const gc = run.gc;
+      const per = (us: number): string => (us / units).toFixed(toolCalls === 0 ? 0 : 1);
+      console.log(
+        `run ${k + 1}: ${per(run.serverCpuUs)} µs per ${unit} (user ${per(run.counts?.serverUserUs ?? NaN)}, system ${per(run.counts?.serverSystemUs ?? NaN)}; ` +
+          `main thread ${per(after.main - threads.main)}, others ${per(after.others - threads.others)}), ` +
+          `${(faulted / units).toFixed(2)} minor faults per ${unit}, ` +
+          `${gc?.scavenges.length ?? '?'} scavenges (${sum(gc?.scavenges ?? []).toFixed(1)} ms), ` +
+          `${gc?.others.length ?? '?'} other GCs (${sum(gc?.others ?? []).toFixed(1)} ms), heap used ${(heap.heapUsed / 2 ** 20).toFixed(1)} MiB, ` +
+          `${Math.round(run.result.frames / (run.result.elapsedMs / 1000))} frames/s, load ${loadavg()[0].toFixed(1)}`,
+      );
+    }
+  } finally {
+    await pool.stopAll();
+    await load.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
