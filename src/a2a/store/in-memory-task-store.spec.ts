@@ -95,8 +95,10 @@ describe('InMemoryTaskStore', () => {
           store.expire(task.id, 60_000);
         }
         expect(store.retained().tasks).toBe(10);
+        // Compacted in place, the queue's array keeps the length it peaked at: twice the tasks
+        // queued (the ten kept and the one finishing) plus 1,024 stale entries at most.
         const queue = (store as unknown as { expiryIds: unknown[] }).expiryIds;
-        expect(queue.length).toBeLessThanOrEqual(2 * 10 + 1_024);
+        expect(queue.length).toBeLessThanOrEqual(2 * 11 + 1_024);
         jest.advanceTimersByTime(60_000);
         expect(store.size()).toBe(0);
       } finally {
@@ -322,6 +324,31 @@ describe('InMemoryTaskStore', () => {
       expect(index.size).toBe(model.length);
       const cursor = index.keyOf(model[10])!;
       expect([...index.newestFirst(cursor)].map((e) => e.item)).toEqual(model.slice(11));
+    });
+
+    it('compacts in place, and gives its arrays back once it holds far fewer items', () => {
+      let clock = 0;
+      const index = new RecencyIndex<{ id: number }>({ next: () => ++clock });
+      const items = Array.from({ length: 5_000 }, (_, id) => ({ id }));
+      for (const item of items) index.touch(item);
+      const arrays = index as unknown as { items: unknown[]; stamps: number[] };
+      const [itemsArray, stampsArray] = [arrays.items, arrays.stamps];
+      // Touching the same items again and again compacts many times, always into the same arrays.
+      for (let round = 0; round < 10; round++) for (const item of items) index.touch(item);
+      expect(arrays.items).toBe(itemsArray);
+      expect(arrays.stamps).toBe(stampsArray);
+      expect(arrays.items.length).toBeLessThanOrEqual(2 * 5_000 + 1);
+      expect([...index.newestFirst()].map((e) => e.item)).toEqual([...items].reverse());
+      // All but ten removed: the compactions on the way trim the arrays (to four times the live
+      // items at most; compaction stops under 1,024 slots), and what is left still reads right.
+      for (const item of items.slice(10)) index.remove(item);
+      expect(index.size).toBe(10);
+      expect(arrays.items.length).toBeLessThanOrEqual(4 * 1_024);
+      expect(arrays.stamps.length).toBe(arrays.items.length);
+      expect(arrays.items.filter((slot) => slot !== undefined)).toHaveLength(10);
+      expect([...index.newestFirst()].map((e) => e.item)).toEqual(items.slice(0, 10).reverse());
+      const cursor = index.keyOf(items[5])!;
+      expect([...index.newestFirst(cursor)].map((e) => e.item)).toEqual(items.slice(0, 5).reverse());
     });
 
     it('holds no reference to an item it no longer lists, before any compaction (a forgotten task is not kept alive)', () => {

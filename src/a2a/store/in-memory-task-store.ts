@@ -3,7 +3,7 @@ import { withFields } from '../../common/with-fields';
 import { invalidParams } from '../a2a-errors';
 import { joined } from '../task-event';
 import { TaskRecord, type CallerId } from '../task-record';
-import { RecencyIndex, type RecencyKeys } from './recency-index';
+import { RecencyIndex, type RecencySlots } from './recency-index';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
 export interface InMemoryTaskStoreOptions {
@@ -34,22 +34,22 @@ class StoredTask extends TaskRecord {
   finishedBytes: number | undefined = undefined;
   /** The state it is filed under in its owner's index of that state. */
   filedState: TaskState | undefined = undefined;
-  /** Its keys in its owner's index of all tasks and in that of its state (see RecencyIndex). */
-  allKey: number | undefined = undefined;
-  stateKey: number | undefined = undefined;
+  /** Its slots in its owner's index of all tasks and in that of its state (see RecencyIndex). */
+  allSlot: number | undefined = undefined;
+  stateSlot: number | undefined = undefined;
 }
 
-const ALL_KEYS: RecencyKeys<StoredTask> = {
-  get: (task) => task.allKey,
-  set: (task, key) => {
-    task.allKey = key;
+const ALL_SLOTS: RecencySlots<StoredTask> = {
+  get: (task) => task.allSlot,
+  set: (task, slot) => {
+    task.allSlot = slot;
   },
 };
 /** One slot for every state's index: a task is filed under one state at a time. */
-const STATE_KEYS: RecencyKeys<StoredTask> = {
-  get: (task) => task.stateKey,
-  set: (task, key) => {
-    task.stateKey = key;
+const STATE_SLOTS: RecencySlots<StoredTask> = {
+  get: (task) => task.stateSlot,
+  set: (task, slot) => {
+    task.stateSlot = slot;
   },
 };
 
@@ -79,10 +79,15 @@ export class InMemoryTaskStore extends TaskStore {
    * A queue entry whose time is not its task's current one is stale and skipped.
    */
   private expiring = 0;
-  /** The queue as two parallel arrays (ids, times), not an object per entry the young generation would copy and promote. */
+  /**
+   * The queue as two parallel arrays (ids, times), not an object per entry the young generation
+   * would copy and promote; entries [expiryHead, expiryEnd) are queued. Compacted in place (see
+   * compactInPlace).
+   */
   private expiryIds: string[] = [];
   private expiryAts: number[] = [];
   private expiryHead = 0;
+  private expiryEnd = 0;
   private expiryTimer?: NodeJS.Timeout;
   private expiryTimerAt = Number.POSITIVE_INFINITY;
   /** Claimed messages (owner and messageId) to their task. */
@@ -110,6 +115,7 @@ export class InMemoryTaskStore extends TaskStore {
    */
   private finishedOrder: string[] = [];
   private finishedHead = 0;
+  private finishedEnd = 0;
   private clock = 0;
   private cancelHandler?: (id: string, reason: string) => void;
   private readonly tick = { next: () => ++this.clock };
@@ -243,7 +249,7 @@ export class InMemoryTaskStore extends TaskStore {
       const bytes = task.bytes;
       task.finishedBytes = bytes;
       this.finishedCount += 1;
-      this.finishedOrder.push(id);
+      this.finishedOrder[this.finishedEnd++] = id;
       this.finishedBytes += bytes;
       this.evictOldestFinished();
     }
@@ -266,7 +272,7 @@ export class InMemoryTaskStore extends TaskStore {
     this.expiring = 0;
     this.expiryIds = [];
     this.expiryAts = [];
-    this.expiryHead = 0;
+    this.expiryHead = this.expiryEnd = 0;
     return Promise.resolve();
   }
 
@@ -275,21 +281,25 @@ export class InMemoryTaskStore extends TaskStore {
     const id = task.id;
     if (task.expiresAt === undefined) this.expiring += 1;
     task.expiresAt = at;
+    const ids = this.expiryIds;
     const ats = this.expiryAts;
-    if (ats.length === this.expiryHead || ats[ats.length - 1] <= at) {
-      this.expiryIds.push(id);
-      ats.push(at);
-    } else {
-      let lo = this.expiryHead;
-      let hi = ats.length;
+    const end = this.expiryEnd++;
+    let lo = end;
+    if (end > this.expiryHead && ats[end - 1] > at) {
+      lo = this.expiryHead;
+      let hi = end;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         if (ats[mid] <= at) lo = mid + 1;
         else hi = mid;
       }
-      this.expiryIds.splice(lo, 0, id);
-      ats.splice(lo, 0, at);
+      for (let i = end; i > lo; i--) {
+        ids[i] = ids[i - 1];
+        ats[i] = ats[i - 1];
+      }
     }
+    ids[lo] = id;
+    ats[lo] = at;
     this.compactExpiries();
     this.armExpiryTimer();
   }
@@ -299,7 +309,7 @@ export class InMemoryTaskStore extends TaskStore {
     this.expiryTimer = undefined;
     this.expiryTimerAt = Number.POSITIVE_INFINITY;
     const now = Date.now();
-    while (this.expiryHead < this.expiryAts.length && this.expiryAts[this.expiryHead] <= now) {
+    while (this.expiryHead < this.expiryEnd && this.expiryAts[this.expiryHead] <= now) {
       const id = this.expiryIds[this.expiryHead];
       const at = this.expiryAts[this.expiryHead++];
       const task = this.tasks.get(id);
@@ -310,7 +320,7 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   private armExpiryTimer(): void {
-    if (this.expiryHead >= this.expiryAts.length) return;
+    if (this.expiryHead >= this.expiryEnd) return;
     const next = this.expiryAts[this.expiryHead];
     if (next >= this.expiryTimerAt) return;
     clearTimeout(this.expiryTimer);
@@ -321,17 +331,17 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Drops the entries already done or stale (tasks forgotten earlier) once they are most of the queue. */
   private compactExpiries(): void {
-    if (!worthCompacting(this.expiryHead, this.expiryAts.length, this.expiring)) return;
-    const ids: string[] = [];
-    const ats: number[] = [];
-    for (let i = this.expiryHead; i < this.expiryAts.length; i++) {
-      const id = this.expiryIds[i];
-      if (this.tasks.get(id)?.expiresAt !== this.expiryAts[i]) continue;
-      ids.push(id);
-      ats.push(this.expiryAts[i]);
+    if (!worthCompacting(this.expiryHead, this.expiryEnd, this.expiring)) return;
+    const ids = this.expiryIds;
+    const ats = this.expiryAts;
+    let to = 0;
+    for (let i = this.expiryHead; i < this.expiryEnd; i++) {
+      if (this.tasks.get(ids[i])?.expiresAt !== ats[i]) continue;
+      ids[to] = ids[i];
+      ats[to] = ats[i];
+      to += 1;
     }
-    this.expiryIds = ids;
-    this.expiryAts = ats;
+    this.expiryEnd = compactInPlace(to, this.expiryEnd, ids, ats);
     this.expiryHead = 0;
   }
 
@@ -347,12 +357,13 @@ export class InMemoryTaskStore extends TaskStore {
 
   /** Drops the ids already passed, or forgotten by their TTL, once they are most of the order. */
   private compactFinishedOrder(): void {
-    if (!worthCompacting(this.finishedHead, this.finishedOrder.length, this.finishedCount)) return;
-    const ids: string[] = [];
-    for (let i = this.finishedHead; i < this.finishedOrder.length; i++) {
-      if (this.tasks.get(this.finishedOrder[i])?.finishedBytes !== undefined) ids.push(this.finishedOrder[i]);
+    if (!worthCompacting(this.finishedHead, this.finishedEnd, this.finishedCount)) return;
+    const order = this.finishedOrder;
+    let to = 0;
+    for (let i = this.finishedHead; i < this.finishedEnd; i++) {
+      if (this.tasks.get(order[i])?.finishedBytes !== undefined) order[to++] = order[i];
     }
-    this.finishedOrder = ids;
+    this.finishedEnd = compactInPlace(to, this.finishedEnd, order);
     this.finishedHead = 0;
   }
 
@@ -399,12 +410,12 @@ export class InMemoryTaskStore extends TaskStore {
    */
   private file(task: StoredTask): void {
     let index = this.owners.get(task.owner);
-    if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick, ALL_KEYS), byState: new Map() }));
+    if (!index) this.owners.set(task.owner, (index = { all: new RecencyIndex(this.tick, ALL_SLOTS), byState: new Map() }));
     index.all.touch(task);
     const filed = task.filedState;
     if (filed !== undefined && filed !== task.state) index.byState.get(filed)?.remove(task);
     let byState = index.byState.get(task.state);
-    if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick, STATE_KEYS)));
+    if (!byState) index.byState.set(task.state, (byState = new RecencyIndex(this.tick, STATE_SLOTS)));
     byState.touch(task);
     task.filedState = task.state;
   }
@@ -478,7 +489,24 @@ function messageKey(owner: CallerId, messageId: string): string {
 }
 
 /**
- * Whether a queue kept as an array and a head index is worth copying: once the entries passed
+ * Ends a compaction in place: the live ids were moved to [0, live); the ids left past them (up
+ * to the old end) are dropped, and the array keeps its length for the entries to come. New
+ * arrays at each compaction, grown again by doubling, were allocated young, promoted (tens to
+ * hundreds of kB each), and died at the next compaction. Returns the new end.
+ */
+function compactInPlace(live: number, end: number, ids: string[], times?: number[]): number {
+  ids.fill('', live, end);
+  // A queue that shrank for good gives its arrays back (trimmed where they are).
+  const keep = Math.max(2048, 4 * live);
+  if (ids.length > 2 * keep) {
+    ids.length = keep;
+    if (times) times.length = keep;
+  }
+  return live;
+}
+
+/**
+ * Whether a queue kept as an array, a head and an end index is worth compacting: once the entries passed
  * (before `head`) are most of it, or the entries left are mostly stale (more than twice the `live` ones).
  */
 function worthCompacting(head: number, length: number, live: number): boolean {

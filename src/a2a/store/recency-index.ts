@@ -1,45 +1,52 @@
 /**
- * Where a RecencyIndex keeps each item's current key: a Map by default, or a field of the item
- * itself (the in-memory store keeps them on its tasks: no map of every kept task per index).
+ * Where a RecencyIndex keeps each item's slot (its place in the index's arrays): a Map by
+ * default, or a field of the item itself (the in-memory store keeps them on its tasks: no map of
+ * every kept task per index).
  */
-export interface RecencyKeys<T> {
+export interface RecencySlots<T> {
   get(item: T): number | undefined;
-  set(item: T, key: number | undefined): void;
+  set(item: T, slot: number | undefined): void;
 }
 
-/** Keys in a Map of their own (items of any kind). */
-export function mapKeys<T>(): RecencyKeys<T> {
-  const keys = new Map<T, number>();
+/** Slots in a Map of their own (items of any kind). */
+export function mapSlots<T>(): RecencySlots<T> {
+  const slots = new Map<T, number>();
   return {
-    get: (item) => keys.get(item),
-    set: (item, key) => {
-      if (key === undefined) keys.delete(item);
-      else keys.set(item, key);
+    get: (item) => slots.get(item),
+    set: (item, slot) => {
+      if (slot === undefined) slots.delete(item);
+      else slots.set(item, slot);
     },
   };
 }
 
+/** Compaction waits for this many slots at least (and for the emptied ones to outnumber the live). */
+const MIN_COMPACTED = 1024;
+
 /**
  * Items in the order they were last touched, newest first, read page by page: touching moves an
- * item to the front in O(1) amortised, and a page after a cursor costs a binary search plus the
- * page (not the number of items). A move or a removal empties the item's old slot (found by a
- * binary search on its key), so the index never holds an item it no longer lists: a forgotten
- * task (tens of kB) is not kept alive until the next compaction, which drops the empty slots once
- * they outnumber the live ones. The entries are two parallel arrays (items, keys), not an
- * object per touch: every task is touched at each status change, and those objects lived until
- * the next compaction, so the young-generation collector copied and promoted each of them.
- * An item's current key is where `keys` keeps it; keys come from a clock shared by every index
- * that keeps them in the same place, so a key names one touch of one index.
+ * item to the front in O(1) amortised, and a page after a cursor (a key) costs a binary search
+ * plus the page (not the number of items). A move or a removal empties the item's old slot, so
+ * the index never holds an item it no longer lists: a forgotten task (tens of kB) is not kept
+ * alive until the next compaction, which drops the empty slots once they outnumber the live
+ * ones. Each item's slot is kept where `slots` says (not its key, found again by a binary search
+ * at every move: at 1,000 streams a task moves at each narration, and each search read a dozen
+ * far places of arrays of every kept task). The entries are two parallel arrays (items, keys),
+ * compacted in place: new arrays at each compaction, grown again by doubling, were hundreds of kB
+ * each time, allocated young and promoted to die at the next one.
+ * Keys come from a clock shared by every index that keeps its slots in the same place, so a key
+ * names one touch of one index.
  */
 export class RecencyIndex<T> {
-  /** Ascending by key (`stamps[i]` is the key `items[i]` was touched with); an emptied slot is undefined. */
+  /** Slots [0, end) ascend by key (`stamps[i]` is the key `items[i]` was touched with); an emptied slot is undefined, as is every slot from `end` on. */
   private items: (T | undefined)[] = [];
   private stamps: number[] = [];
+  private end = 0;
   private count = 0;
 
   constructor(
     private readonly clock: { next(): number },
-    private readonly keys: RecencyKeys<T> = mapKeys<T>(),
+    private readonly slots: RecencySlots<T> = mapSlots<T>(),
   ) {}
 
   get size(): number {
@@ -47,27 +54,29 @@ export class RecencyIndex<T> {
   }
 
   keyOf(item: T): number | undefined {
-    return this.keys.get(item);
+    const slot = this.slots.get(item);
+    return slot === undefined ? undefined : this.stamps[slot];
   }
 
   touch(item: T): void {
-    const key = this.clock.next();
-    const previous = this.keys.get(item);
+    const previous = this.slots.get(item);
     if (previous === undefined) this.count += 1;
-    else this.empty(previous);
-    this.keys.set(item, key);
-    this.items.push(item);
-    this.stamps.push(key);
-    this.compact();
+    else this.items[previous] = undefined;
+    const slot = this.end++;
+    // At the arrays' length this appends; below it, it reuses a slot a compaction freed.
+    this.items[slot] = item;
+    this.stamps[slot] = this.clock.next();
+    this.slots.set(item, slot);
+    if (this.end >= MIN_COMPACTED && this.end >= 2 * this.count) this.compact();
   }
 
   remove(item: T): void {
-    const key = this.keys.get(item);
-    if (key === undefined) return;
-    this.empty(key);
-    this.keys.set(item, undefined);
+    const slot = this.slots.get(item);
+    if (slot === undefined) return;
+    this.items[slot] = undefined;
+    this.slots.set(item, undefined);
     this.count -= 1;
-    this.compact();
+    if (this.end >= MIN_COMPACTED && this.end >= 2 * this.count) this.compact();
   }
 
   /** Items newest first, starting just below `beforeKey` (a cursor) or at the newest. */
@@ -78,32 +87,36 @@ export class RecencyIndex<T> {
     }
   }
 
+  /** Moves the live slots to the front, in order, and empties the rest (the arrays keep their length: touches refill it). */
   private compact(): void {
-    const length = this.stamps.length;
-    if (length < 1024 || length < 2 * this.count) return;
-    const items: T[] = [];
-    const stamps: number[] = [];
-    for (let i = 0; i < length; i++) {
-      const item = this.items[i];
+    const { items, stamps, slots } = this;
+    const end = this.end;
+    let to = 0;
+    for (let i = 0; i < end; i++) {
+      const item = items[i];
       if (item === undefined) continue;
-      items.push(item);
-      stamps.push(this.stamps[i]);
+      if (to !== i) {
+        items[to] = item;
+        stamps[to] = stamps[i];
+        slots.set(item, to);
+      }
+      to += 1;
     }
-    this.items = items;
-    this.stamps = stamps;
-  }
-
-  /** Empties the slot of `key` (an item's current key: always in the arrays, as compaction keeps live slots). */
-  private empty(key: number): void {
-    const at = this.firstAtOrAfter(key);
-    if (this.stamps[at] === key) this.items[at] = undefined;
+    for (let i = to; i < end; i++) items[i] = undefined;
+    this.end = to;
+    // An index that shrank for good (its owner's tasks forgotten) gives its arrays back.
+    const keep = Math.max(MIN_COMPACTED, 4 * to);
+    if (items.length > 2 * keep) {
+      items.length = keep;
+      stamps.length = keep;
+    }
   }
 
   /** The first slot whose key is `key` or later (binary search: the keys ascend). */
   private firstAtOrAfter(key: number): number {
     const stamps = this.stamps;
     let lo = 0;
-    let hi = stamps.length;
+    let hi = this.end;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (stamps[mid] < key) lo = mid + 1;
