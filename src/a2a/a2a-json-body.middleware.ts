@@ -122,40 +122,66 @@ export class A2aJsonBodyMiddleware implements NestMiddleware {
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
-    const fail = (err: unknown): void => {
-      if (!this.errors.answer(err, req, res)) next(err);
-    };
-    const refuse = (err: unknown): void => {
-      // The body is left unread: answer, then close, rather than wait for it.
-      res.setHeader('Connection', 'close');
-      fail(err);
-    };
+    this.read(req, res, next, next);
+  }
+
+  /**
+   * What `use` does, with `then` in place of the `next()` that follows a body read and checked:
+   * the JSON-RPC controller reads its body here itself, without Nest's middleware wrappers (an
+   * async proxy and a WeakSet of requests per route, and Express's `use` layer, on every
+   * request). It runs after Nest's awaits, by when a body that came with its headers (the usual
+   * small one) has been received whole: that one is taken from the request's buffer at once,
+   * and `then` runs before this returns. Refusals are answered here, or passed to `next`.
+   */
+  read(req: Request, res: Response, next: NextFunction, then: () => void): void {
     try {
       authenticateOnce(this.auth, req);
     } catch (err) {
-      return refuse(err);
+      return this.refuse(err, req, res, next);
     }
     const declared = req.headers['content-length'];
-    if (Number(declared) > this.limit) return refuse(bodyTooLarge(this.limit, LIMIT_OPTION));
+    if (Number(declared) > this.limit) return this.refuse(bodyTooLarge(this.limit, LIMIT_OPTION), req, res, next);
     const fast = this.readsItself(req, declared);
+    if (fast) {
+      const outcome = readBuffered(req, Number(declared));
+      if (outcome !== undefined) return this.checked(outcome, req, res, next, then);
+    }
     let settled = false;
     // A body already received whole cannot be late: no timer for it.
     const pending = fast && req.complete ? undefined : this.deadlines.add(() => {
       settled = true;
-      refuse(bodyTimedOut(this.timeoutMs));
+      this.refuse(bodyTimedOut(this.timeoutMs), req, res, next);
     });
     const parsed = (err?: unknown): void => {
       if (pending) this.deadlines.remove(pending);
       // After a timeout the connection is closing and the parser's "aborted" is no news.
       if (settled) return;
       settled = true;
-      if (err !== undefined) return fail(bodyReadError(err, LIMIT_OPTION));
-      if (nestsDeeperThan(req.body, this.maxDepth)) return fail(bodyTooDeep(this.maxDepth));
-      next();
+      if (err !== undefined) return this.fail(bodyReadError(err, LIMIT_OPTION), req, res, next);
+      if (nestsDeeperThan(req.body, this.maxDepth)) return this.fail(bodyTooDeep(this.maxDepth), req, res, next);
+      then();
     };
     if (fast) return readJson(req, Number(declared), parsed);
     // Express's parser skips a body that is already read, and types it does not take.
     void this.parse(req, res, parsed);
+  }
+
+  /** A body read at once (readBuffered), as `parsed` in `read` takes one read later. */
+  private checked(outcome: BodyOutcome, req: Request, res: Response, next: NextFunction, then: () => void): void {
+    if ('error' in outcome) return this.fail(bodyReadError(outcome.error, LIMIT_OPTION), req, res, next);
+    req.body = outcome.body;
+    if (nestsDeeperThan(req.body, this.maxDepth)) return this.fail(bodyTooDeep(this.maxDepth), req, res, next);
+    then();
+  }
+
+  private fail(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    if (!this.errors.answer(err, req, res)) next(err);
+  }
+
+  /** A refusal with the body left unread: answered, then the connection closed, rather than wait for it. */
+  private refuse(err: unknown, req: Request, res: Response, next: NextFunction): void {
+    res.setHeader('Connection', 'close');
+    this.fail(err, req, res, next);
   }
 
   /**
@@ -207,16 +233,7 @@ function readJson(req: Request, length: number, done: (err?: unknown) => void): 
   };
   const onEnd = (): void => {
     if (received !== length) return finish({ error: { type: 'request.size.invalid', status: 400, message: 'request size did not match content length' } });
-    let text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
-    if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
-    if (text.length === 0) return finish({ body: {} });
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch (err) {
-      return finish({ error: { type: 'entity.parse.failed', status: 400, message: (err as Error).message } });
-    }
-    finish({ body });
+    finish(parseJson(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)));
   };
   const onError = (err: Error): void => finish({ error: { status: 400, message: err.message } });
   const onAborted = (): void => finish({ error: { type: 'request.aborted', status: 400, message: 'request aborted' } });
@@ -224,4 +241,35 @@ function readJson(req: Request, length: number, done: (err?: unknown) => void): 
   req.on('end', onEnd);
   req.on('error', onError);
   req.on('aborted', onAborted);
+}
+
+/**
+ * The body of a request whose buffer holds all of it (its declared length: nothing more can
+ * come, though `req.complete` is set by the parser's next callback, which may run after the
+ * handler), as readJson would read it: taken from the buffer at once. Undefined, with nothing
+ * read, when the buffer does not hold exactly the declared length (an empty body, one still
+ * arriving, a stream already flowing).
+ */
+function readBuffered(req: Request, length: number): BodyOutcome | undefined {
+  if (length === 0 || req.readableLength !== length || req.readableFlowing !== null) return undefined;
+  const complete = req.complete;
+  const data = req.read() as Buffer | null;
+  // Not complete yet: flowing, the stream ends (and closes) once the parser's end comes, as a
+  // stream read by its 'data' events does; a complete one ends from this read.
+  if (!complete) req.resume();
+  if (data === null) return undefined;
+  if (data.length !== length) return { error: { type: 'request.size.invalid', status: 400, message: 'request size did not match content length' } };
+  return parseJson(data);
+}
+
+/** A UTF-8 JSON body as Express's parser reads it: its byte order mark dropped, an empty one `{}`. */
+function parseJson(data: Buffer): BodyOutcome {
+  let text = data.toString('utf8');
+  if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+  if (text.length === 0) return { body: {} };
+  try {
+    return { body: JSON.parse(text) };
+  } catch (err) {
+    return { error: { type: 'entity.parse.failed', status: 400, message: (err as Error).message } };
+  }
 }

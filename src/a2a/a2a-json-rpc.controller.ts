@@ -1,7 +1,7 @@
-import { Controller, Logger, Post, Req, Res, UseFilters, type Type } from '@nestjs/common';
+import { Controller, Logger, Next, Post, Req, Res, UseFilters, type Type } from '@nestjs/common';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER } from './a2a.constants';
 import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
 import {
@@ -14,6 +14,7 @@ import {
   toJsonRpcErrorObject,
   unsupportedOperation,
 } from './a2a-errors';
+import { A2aJsonBodyMiddleware } from './a2a-json-body.middleware';
 import { A2aService, type SendRequest, type TaskStream } from './a2a.service';
 import { A2aValidationPipe } from './dto/a2a-validation.pipe';
 import { SendMessageRequestDto } from './dto/send-message.dto';
@@ -73,6 +74,9 @@ function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Reco
  * The two guards (drain, then authentication) are run by `handle` itself, first, rather than
  * declared with @UseGuards: Nest's guard consumer costs two promises, an execution context
  * with its closures and two microtask turns on every request, for two synchronous checks.
+ * Likewise its body is read by `handle` (A2aJsonBodyMiddleware.read: the same checks and
+ * refusals, before the guards), not by the middleware applied through Nest, which wraps it
+ * per request in an async proxy and a WeakSet entry behind an Express `use` layer.
  */
 @Controller()
 @UseFilters(JsonRpcExceptionFilter)
@@ -85,14 +89,37 @@ export class A2aJsonRpcController {
     private readonly messageLimits: MessageLimitsPipe,
     private readonly drainGuard: DrainGuard,
     private readonly authGuard: A2aAuthGuard,
+    private readonly body: A2aJsonBodyMiddleware,
   ) {}
 
   /**
-   * Answers at once, without a promise, when the method does (a streaming send on the in-memory
-   * store): each async layer on every stream's path is a promise and a microtask more.
+   * Reads the body, then answers the call: at once, without a promise, when the body has been
+   * received whole and the method answers at once (a streaming send on the in-memory store):
+   * each async layer on every stream's path is a promise and a microtask more.
    */
   @Post(JSON_RPC_PATH)
-  handle(@Req() req: Request, @Res() res: Response): Promise<void> | undefined {
+  handle(@Req() req: Request, @Res() res: Response, @Next() next: NextFunction): Promise<void> | undefined {
+    let answer: Promise<void> | undefined;
+    let now = true;
+    this.body.read(req, res, next, () => {
+      if (now) {
+        answer = this.call(req, res);
+        return;
+      }
+      // Read later (from the request's events): no one awaits the answer or catches what it
+      // throws, so a failure to send even the error is handled here.
+      try {
+        this.call(req, res)?.then(undefined, (err: unknown) => this.lost(res, err));
+      } catch (err) {
+        this.lost(res, err);
+      }
+    });
+    now = false;
+    return answer;
+  }
+
+  /** The call in a body read and checked: the guards' checks first, then the method. */
+  private call(req: Request, res: Response): Promise<void> | undefined {
     let id: JsonRpcId = null;
     try {
       this.drainGuard.refuseIfDraining();
@@ -128,10 +155,15 @@ export class A2aJsonRpcController {
       try {
         this.fail(res, id, err);
       } catch (failed) {
-        this.logger.error(`JSON-RPC answer failed: ${failed instanceof Error ? (failed.stack ?? failed.message) : String(failed)}`);
-        res.destroy();
+        this.lost(res, failed);
       }
     }
+  }
+
+  /** Even the error could not be sent: logged, and the response dropped. */
+  private lost(res: Response, err: unknown): void {
+    this.logger.error(`JSON-RPC answer failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    res.destroy();
   }
 
   private answer(res: Response, id: JsonRpcId, ctx: A2aCallContext, outcome: Outcome): void {

@@ -1,6 +1,7 @@
 import { Inject, Module, Optional, type MiddlewareConsumer, type NestModule, type OnModuleInit } from '@nestjs/common';
 import { MODULE_PATH } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
+import type { NextFunction, Request, Response } from 'express';
 import { optionalOptions, requireForRoot } from '../common/require-for-root';
 import { A2A_CONFIG, A2A_EXTENSIONS, A2A_ROLE } from './a2a.constants';
 import type { AgentExtension } from '@a2a-js/sdk';
@@ -8,7 +9,6 @@ import { AGENT_EXTENSIONS } from '../extensions/extensions.constants';
 import { A2A_MODULE_OPTIONS, ConfigurableModuleClass, resolveA2aConfig, type A2aModuleOptions } from './a2a.module-definition';
 import { A2aJsonBodyMiddleware } from './a2a-json-body.middleware';
 import { A2aController } from './a2a.controller';
-import { A2aJsonRpcController } from './a2a-json-rpc.controller';
 import { A2aService } from './a2a.service';
 import { AgentCardService } from './agent-card.service';
 import { A2aPreRouteErrors } from './pre-route-errors';
@@ -72,12 +72,14 @@ import { MessageLimitsPipe } from './limits/message-limits.pipe';
     ClientStreams,
     MessageLimitsPipe,
     A2aPreRouteErrors,
+    A2aJsonBodyMiddleware,
   ],
   exports: [TaskService, TaskStore, AgentCardService, A2aAuthService, A2aDrainService, A2A_CONFIG],
 })
 export class A2aModule extends ConfigurableModuleClass implements NestModule, OnModuleInit {
   constructor(
     private readonly preRouteErrors: A2aPreRouteErrors,
+    private readonly body: A2aJsonBodyMiddleware,
     private readonly modules: ModulesContainer,
     @Optional() @Inject(A2A_ROLE) private readonly role?: string,
   ) {
@@ -92,7 +94,13 @@ export class A2aModule extends ConfigurableModuleClass implements NestModule, On
     this.preRouteErrors.mount(path);
   }
 
+  /**
+   * The HTTP+JSON routes read their bodies in this middleware (the provider's instance: one set
+   * of body deadlines for both bindings); the JSON-RPC route reads its own in its handler, with
+   * the same instance, without Nest's per-request middleware wrappers (see A2aJsonRpcController).
+   */
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(A2aJsonBodyMiddleware).forRoutes(A2aController, A2aJsonRpcController);
+    const body = this.body;
+    consumer.apply((req: Request, res: Response, next: NextFunction) => body.use(req, res, next)).forRoutes(A2aController);
   }
 }

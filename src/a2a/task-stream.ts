@@ -53,13 +53,24 @@ export class TaskEventStream extends Observable<TaskEvent> {
  * or, without it or when those events are no longer retained, a Task snapshot and then the live
  * events. Completes after the terminal status. At most EVENTS_PER_TURN per event-loop turn, and
  * none while `pace` says the consumer is busy; a consumer so slow that its next events leave the
- * log gets StreamOverrunError. `streams` counts the open ones.
+ * log gets StreamOverrunError. `streams` counts the open ones. `after` is the options' unless
+ * given; `attached`, if given, runs once the stream has attached (its first events sent).
  */
-export function followTask(task: TaskView, options: FollowOptions, streams: { open: number }): TaskEventStream {
-  return new TaskEventStream((sink) => attachFollower(task, options, streams, sink));
+export function followTask(
+  task: TaskView,
+  options: Omit<FollowOptions, 'after'>,
+  streams: { open: number },
+  after = (options as FollowOptions).after,
+  attached?: () => void,
+): TaskEventStream {
+  return new TaskEventStream((sink) => {
+    const stop = attachFollower(task, options, after, streams, sink);
+    attached?.();
+    return stop;
+  });
 }
 
-function attachFollower(task: TaskView, options: FollowOptions, streams: { open: number }, sink: TaskEventSink): () => void {
+function attachFollower(task: TaskView, options: Omit<FollowOptions, 'after'>, after: number | undefined, streams: { open: number }, sink: TaskEventSink): () => void {
   streams.open += 1;
   let ended = false;
   let stop: (() => void) | undefined = undefined;
@@ -79,7 +90,7 @@ function attachFollower(task: TaskView, options: FollowOptions, streams: { open:
     if (err === undefined) sink.complete();
     else sink.error(err);
   };
-  let cursor = options.after;
+  let cursor = after;
   if (cursor === undefined || !task.retainsAfter(cursor)) {
     cursor = task.lastSeq;
     sink.next(new TaskEvent(cursor, { payload: { $case: 'task', value: task.snapshot() } }));

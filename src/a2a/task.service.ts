@@ -16,7 +16,7 @@ import { TaskBusBinding, TOPICS_PER_TASK } from './task-bus-binding';
 import { ownerKey, RedisTaskStore, unavailableIfDown } from './store/redis-task-store';
 import { RedisLiveLimits } from './store/redis-live-limits';
 import { RedisRunQueue, RUN_QUEUE_DEFAULTS } from './store/redis-run-queue';
-import { followTask, TaskEventStream, type FollowOptions } from './task-stream';
+import { followTask, type TaskEventStream, type FollowOptions } from './task-stream';
 import { RunDeadlines } from './run-deadlines';
 
 export { StreamOverrunError, type FollowOptions, type StreamPace } from './task-stream';
@@ -306,7 +306,7 @@ export class TaskService implements OnApplicationBootstrap {
   startStreaming(input: StartTaskInput, options: Omit<FollowOptions, 'after'>): StreamingStart | Promise<StreamingStart> {
     if (this.queue) {
       // The task's first event is in Redis before the run is queued: the stream reads from it.
-      return this.enqueue(input).then((queued) => ({ task: queued, events: this.follow(queued, withFields(options, { after: 0 })), release: () => undefined }));
+      return this.enqueue(input).then((queued) => ({ task: queued, events: followTask(queued, options, this.streams, 0), release: () => undefined }));
     }
     // Synchronous when the store creates at once (the in-memory one): no promise on every stream's path.
     const created = this.admitAndCreate(input);
@@ -316,13 +316,8 @@ export class TaskService implements OnApplicationBootstrap {
   private startedStreaming({ task, runContext, admitted, conversation }: Created, options: Omit<FollowOptions, 'after'>): StreamingStart {
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
-    const follow = this.follow(task, withFields(options, { after: 0 }));
-    const events = new TaskEventStream((sink) => {
-      const stop = follow.attach(sink);
-      release();
-      return stop;
-    });
-    return { task, events, release };
+    // One stream, which releases the hold once it has attached (from the first event on).
+    return { task, events: followTask(task, options, this.streams, 0, release), release };
   }
 
   /**

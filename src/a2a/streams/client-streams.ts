@@ -58,7 +58,8 @@ export class ClientStreams implements OnModuleDestroy {
     const watch: Watch = { onStalled, drains: 0, drainsThen: 0, stopListening: () => socket?.off('drain', onDrain) };
     socket?.on('drain', onDrain);
     this.open.set(response, watch);
-    response.once('close', () => this.untrack(response));
+    // `on`, not `once`: a response closes once (once wraps the listener, with its state, per stream).
+    response.on('close', () => this.untrack(response));
     if (!this.sweeper) this.startSweeper();
   }
 
