@@ -47,6 +47,7 @@ const PUSH_METHODS = new Set([
   'tasks/pushNotificationConfig/delete',
 ]);
 const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthenticatedExtendedCard']);
+const LAST_EVENT_ID = LAST_EVENT_ID_HEADER.toLowerCase();
 /** A JSON-RPC stream's response headers, besides the extension headers. */
 const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream',
@@ -181,7 +182,7 @@ export class A2aJsonRpcController {
   private dispatch(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Outcome | Promise<Outcome> {
     if (call.method !== (ctx.version === '1.0' ? 'SendStreamingMessage' : 'message/stream')) return this.dispatchAsync(call, ctx, req, res);
     const framing = { binding: 'jsonrpc', requestId: call.id } as const;
-    const lastEventId = req.get(LAST_EVENT_ID_HEADER);
+    const lastEventId = lastEventIdOf(req);
     const request = this.sendRequest(call, ctx);
     const stream =
       request instanceof Promise
@@ -193,7 +194,7 @@ export class A2aJsonRpcController {
   /** Every method but the streaming send (see `dispatch`). */
   private async dispatchAsync(call: JsonRpcCall, ctx: A2aCallContext, req: Request, res: Response): Promise<Outcome> {
     const framing = { binding: 'jsonrpc', requestId: call.id } as const;
-    const lastEventId = req.get(LAST_EVENT_ID_HEADER);
+    const lastEventId = lastEventIdOf(req);
     if (PUSH_METHODS.has(call.method)) throw pushNotificationNotSupported();
     if (EXTENDED_CARD_METHODS.has(call.method)) throw unsupportedOperation('This agent has no extended agent card');
     if (ctx.version === '1.0') {
@@ -267,6 +268,11 @@ export class A2aJsonRpcController {
     const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
     if (!wrote && !res.writableEnded) res.flushHeaders();
   }
+}
+
+/** The Last-Event-ID header, read as Express's `req.get` reads it without lower-casing its name per request. */
+function lastEventIdOf(req: Request): string | undefined {
+  return req.headers[LAST_EVENT_ID] as string | undefined;
 }
 
 function streamOutcome(stream: TaskStream): Outcome {

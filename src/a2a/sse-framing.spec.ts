@@ -176,13 +176,15 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       }
     });
 
-    it('arms no keep-alive for a stream that ends as it attaches (a task that had ended), and one for a stream left open', () => {
+    it('arms no keep-alive and no close listener for a stream that ends as it attaches (a task that had ended), and a keep-alive for a stream left open', () => {
       const setInterval = jest.spyOn(global, 'setInterval');
       try {
         const { response, ended } = fakeResponse();
         new TaskSseStream(eventsThen([statusEvent(1)]).stream, '1.0', rpc, 1000, never).writeTo(response, () => undefined);
         expect(ended()).toBe(true);
         expect(setInterval).not.toHaveBeenCalled();
+        // Nothing left to stop on its close either.
+        expect(response.listenerCount('close')).toBe(0);
         const open = fakeResponse();
         new TaskSseStream(eventsThen([statusEvent(1)], 'open').stream, '1.0', rpc, 1000, never).writeTo(open.response, () => undefined);
         expect(setInterval).toHaveBeenCalledTimes(1);
@@ -201,11 +203,13 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       expect(stopped()).toBe(true);
     });
 
-    it('hands the chunks of one turn to the response as one write, in order, before it ends', async () => {
+    it('hands the chunks of one turn to the response as one write, in order, and the last one with its end', async () => {
       const writes: string[] = [];
       const { response, text } = fakeResponse();
       const write = response.write.bind(response);
       response.write = ((chunk: string) => (writes.push(chunk), write(chunk))) as typeof response.write;
+      const end = response.end.bind(response);
+      response.end = ((chunk?: string) => (writes.push(`end ${chunk ?? ''}`), end(chunk))) as typeof response.end;
       const writer = new ResponseWriter(response);
       writer.write('a');
       writer.write('b');
@@ -215,12 +219,19 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       writer.write('c');
       writer.write('d');
       writer.end();
-      expect(writes).toEqual(['ab', 'cd']);
+      expect(writes).toEqual(['ab', 'end cd']);
       await new Promise((resolve) => response.once('finish', resolve));
       expect(text()).toBe('abcd');
       // Nothing is written after the end, not even what the turn's flush would have sent.
       await new Promise<void>((resolve) => process.nextTick(resolve));
-      expect(writes).toEqual(['ab', 'cd']);
+      expect(writes).toEqual(['ab', 'end cd']);
+      // With nothing pending, the end is a bare one.
+      const bare = fakeResponse();
+      const ends: unknown[] = [];
+      const endBare = bare.response.end.bind(bare.response);
+      bare.response.end = ((chunk?: string) => (ends.push(chunk), endBare(chunk))) as typeof response.end;
+      new ResponseWriter(bare.response).end();
+      expect(ends).toEqual([undefined]);
     });
 
     it("sends a turn's chunk out within its flush: the socket corked for the write and uncorked at once, unless corked by another", async () => {
@@ -233,6 +244,8 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       const { response } = fakeResponse();
       const write = response.write.bind(response);
       response.write = ((chunk: string) => (log.push(`write ${chunk} corked ${socket.writableCorked}`), write(chunk))) as typeof response.write;
+      const end = response.end.bind(response);
+      response.end = ((chunk?: string) => (log.push(`end ${chunk ?? ''} corked ${socket.writableCorked}`), end(chunk))) as typeof response.end;
       Object.defineProperty(response, 'socket', { value: socket });
       const writer = new ResponseWriter(response);
       writer.write('a');
@@ -246,11 +259,11 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       await new Promise<void>((resolve) => process.nextTick(resolve));
       expect(log.slice(3)).toEqual(['write c corked 1']);
       expect(socket.writableCorked).toBe(1);
-      // A flush that does not wait for the turn (the end) writes as the response does.
+      // The end does not wait for the turn: what is pending goes with it, as the response ends.
       socket.writableCorked = 0;
       writer.write('d');
       writer.end();
-      expect(log.slice(4)).toEqual(['write d corked 0']);
+      expect(log.slice(4)).toEqual(['end d corked 0']);
     });
 
     it("paces on the response's writes: busy from a write that fills its buffer until it drains", async () => {

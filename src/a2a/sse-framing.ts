@@ -118,10 +118,12 @@ export class ResponseWriter implements StreamPace {
     if (this.pending.length + this.buffered >= this.highWaterMark) this.flush();
   }
 
-  /** Writes what waits, then ends the response. */
+  /** Ends the response with what waits: one write with the last chunk (a write, then an end, would be two, and a tick). */
   end(): void {
-    this.flush();
-    this.response.end();
+    const chunk = this.pending;
+    this.pending = '';
+    if (chunk !== '' && !this.response.destroyed && !this.response.writableEnded) this.response.end(chunk);
+    else this.response.end();
   }
 
   /**
@@ -228,6 +230,9 @@ export class TaskSseStream {
       clearInterval(timer);
       stop?.();
     };
+    // Ended as it attached (a task that had ended, or ended before its stream attached): there
+    // is nothing left to stop.
+    if (ended) return wrote;
     // A client that left while the request was dispatched closed the response already: its
     // 'close' has fired, so nothing would stop the stream or its keep-alive.
     if (response.destroyed) stopAll();
