@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EventBlock, EventLog, type EventPacking } from './event-log';
+import { EventBlock, EventLog, OpenEventBlock, type EventPacking } from './event-log';
 
 /** Numbers packed into a block: a copy of them, read back by sequence number. */
 class NumberBlock extends EventBlock<number> {
@@ -30,6 +30,52 @@ const packing = (hot: number, block: number, packed: NumberBlock[] = [], blockWe
   },
 });
 
+/** Numbers added one at a time, closed into a NumberBlock; records what it was made and closed as. */
+class OpenNumberBlock extends OpenEventBlock<number> {
+  addedWeight = 0;
+  private values: number[] = [];
+  fitted = false;
+
+  constructor(
+    firstSeq: number,
+    private readonly closed: NumberBlock[],
+  ) {
+    super(firstSeq, 0);
+  }
+
+  add(event: number): void {
+    this.values.push(event);
+    this.count += 1;
+    this.addedWeight += event % 10;
+  }
+
+  get(seq: number): number {
+    return this.values[seq - this.firstSeq];
+  }
+
+  weight(seq: number): number {
+    return this.get(seq) % 10;
+  }
+
+  close(): NumberBlock {
+    const block = new NumberBlock(this.values, this.firstSeq);
+    this.closed.push(block);
+    return block;
+  }
+
+  fit(): void {
+    this.fitted = true;
+  }
+}
+
+const openPacking = (hot: number, block: number, opened: OpenNumberBlock[] = [], closed: NumberBlock[] = [], blockWeight?: number): EventPacking<number> => ({
+  ...packing(hot, block, [], blockWeight),
+  open: (firstSeq) => {
+    const made = new OpenNumberBlock(firstSeq, closed);
+    opened.push(made);
+    return made;
+  },
+});
 
 describe('EventLog', () => {
   it('numbers events from 1 and reads them back by sequence number', () => {
@@ -121,11 +167,51 @@ describe('EventLog', () => {
     for (let seq = 1; seq <= 6; seq++) expect(log.get(seq)).toBe(10);
   });
 
+  it('with an open block, moves each event leaving the hot ones into it at once, closes it when full, and fit() moves the rest', () => {
+    const opened: OpenNumberBlock[] = [];
+    const closed: NumberBlock[] = [];
+    const log = new EventLog<number>(1_000, (n) => n % 10, 1, openPacking(4, 8, opened, closed));
+    for (let i = 1; i <= 4; i++) log.append(i * 3);
+    // No more than the hot ones: no block.
+    expect(opened).toHaveLength(0);
+    for (let i = 5; i <= 14; i++) log.append(i * 3);
+    // 14 events: 1-8 in a closed block, 9 and 10 in the open one, the newest 4 as they are.
+    expect(opened.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 2],
+    ]);
+    expect(closed.map((b) => [b.firstSeq, b.count])).toEqual([[1, 8]]);
+    log.fit();
+    expect(opened.map((b) => [b.firstSeq, b.count, b.fitted])).toEqual([
+      [1, 8, false],
+      [9, 6, true],
+    ]);
+    expect(closed).toHaveLength(1);
+    for (let seq = 1; seq <= 14; seq++) expect(log.get(seq)).toBe(seq * 3);
+    expect(log.bytes).toBe([...Array(14).keys()].reduce((sum, i) => sum + (((i + 1) * 3) % 10), 0));
+    log.pack();
+    expect(closed.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 6],
+    ]);
+    for (let seq = 1; seq <= 14; seq++) expect(log.get(seq)).toBe(seq * 3);
+  });
+
+  it('with an open block, a log that opened none keeps its events as they are on fit()', () => {
+    const opened: OpenNumberBlock[] = [];
+    const log = new EventLog<number>(1_000, undefined, 1, openPacking(4, 8, opened));
+    for (let i = 1; i <= 4; i++) log.append(i);
+    log.fit();
+    expect(opened).toHaveLength(0);
+    expect([1, 2, 3, 4].map((seq) => log.get(seq))).toEqual([1, 2, 3, 4]);
+  });
+
   it('with packing, agrees with a naive model over any appends, holds, trims and packs (weights included)', () => {
     const op = fc.oneof(
       fc.record({ kind: fc.constant('append' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
       fc.record({ kind: fc.constant('trim' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
       fc.record({ kind: fc.constant('pack' as const) }),
+      fc.record({ kind: fc.constant('fit' as const) }),
     );
     fc.assert(
       fc.property(
@@ -135,9 +221,10 @@ describe('EventLog', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.option(fc.integer({ min: 1, max: 60 }), { nil: undefined }),
         fc.array(op, { maxLength: 300 }),
-        (capacity, hot, block, firstSeq, blockWeight, ops) => {
+        fc.boolean(),
+        (capacity, hot, block, firstSeq, blockWeight, ops, open) => {
           const weigh = (n: number): number => n % 10;
-          const log = new EventLog<number>(capacity, weigh, firstSeq, packing(hot, block, [], blockWeight));
+          const log = new EventLog<number>(capacity, weigh, firstSeq, open ? openPacking(hot, block, [], [], blockWeight) : packing(hot, block, [], blockWeight));
           const plain = new EventLog<number>(capacity, weigh, firstSeq);
           for (const o of ops) {
             if (o.kind === 'append') {
@@ -146,7 +233,8 @@ describe('EventLog', () => {
             } else if (o.kind === 'trim') {
               log.trim(o.keepAfter);
               plain.trim(o.keepAfter);
-            } else log.pack();
+            } else if (o.kind === 'fit') log.fit();
+            else log.pack();
             expect([log.firstSeq, log.lastSeq, log.size, log.bytes]).toEqual([plain.firstSeq, plain.lastSeq, plain.size, plain.bytes]);
           }
           for (let seq = firstSeq - 1; seq <= log.lastSeq + 1; seq++) {
@@ -155,12 +243,12 @@ describe('EventLog', () => {
           }
         },
       ),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 
   it('reads the same after fit(), with events dropped and packed before it, and takes appends after it', () => {
-    for (const log of [new EventLog<number>(6, (n) => n % 10), new EventLog<number>(6, (n) => n % 10, 1, packing(2, 3))]) {
+    for (const log of [new EventLog<number>(6, (n) => n % 10), new EventLog<number>(6, (n) => n % 10, 1, packing(2, 3)), new EventLog<number>(6, (n) => n % 10, 1, openPacking(2, 3))]) {
       for (let i = 0; i < 9; i++) log.append(log.nextSeq);
       const read = (): unknown => ({ first: log.firstSeq, last: log.lastSeq, bytes: log.bytes, events: [...Array(12).keys()].map((seq) => log.get(seq)) });
       const before = read();

@@ -6,14 +6,29 @@ export abstract class EventBlock<T> {
   constructor(
     /** Sequence number of the block's first event. */
     readonly firstSeq: number,
-    /** How many events it holds. */
-    readonly count: number,
+    /** How many events it holds (an open block's grows). */
+    public count: number,
   ) {}
 
   /** The event numbered `seq` (within the block). */
   abstract get(seq: number): T;
   /** That event's weight, as the log's `weigh` gives it. */
   abstract weight(seq: number): number;
+}
+
+/**
+ * A block that takes the events one at a time as they leave a log's hot ones, keeping of each
+ * only what it needs to give it back (no object per event, and no copy of its text), until it
+ * is full and is closed into a block of its own kind (which may join them).
+ */
+export abstract class OpenEventBlock<T> extends EventBlock<T> {
+  /** The sum of its events' weights (by the log's `weigh`). */
+  abstract readonly addedWeight: number;
+  abstract add(event: T): void;
+  /** The block it becomes once full. */
+  abstract close(): EventBlock<T>;
+  /** Lets go of the room kept for more events (a log that takes no more). */
+  abstract fit(): void;
 }
 
 /**
@@ -29,6 +44,12 @@ export interface EventPacking<T> {
   /** ...or once they weigh this much (by the log's `weigh`). */
   blockWeight?: number;
   pack(events: readonly T[], firstSeq: number): EventBlock<T>;
+  /**
+   * With it, each event that leaves the hot ones goes at once into an open block (made by this),
+   * which is closed once it holds `block` events or `blockWeight`: no event older than the hot
+   * ones is kept as an object, even in a log that never fills a block.
+   */
+  open?(firstSeq: number): OpenEventBlock<T>;
 }
 
 /** The blocks of a log that has packed none: one frozen array for all of them. */
@@ -55,6 +76,9 @@ export class EventLog<T> {
   private first = 1;
   /** Sequence number of the newest event (first - 1 while empty). */
   private last = 0;
+
+  /** The newest block while it takes events (see EventPacking.open): the last of `blocks`. */
+  private opened?: OpenEventBlock<T>;
 
   /** Sum of the retained events' weights. */
   private weight = 0;
@@ -106,6 +130,12 @@ export class EventLog<T> {
     this.last += 1;
     if (this.weigh) this.weight += this.weigh(event);
     const packing = this.packing;
+    if (packing?.open) {
+      this.trim(keepAfter);
+      // At most one event leaves the hot ones per append (none while the log holds fewer).
+      while (this.last - this.tailFirst + 1 > packing.hot) this.openOldest(packing);
+      return;
+    }
     if (packing && this.weigh) {
       // The event that just left the hot ones now waits to be packed.
       const left = this.last - packing.hot;
@@ -121,14 +151,25 @@ export class EventLog<T> {
 
   /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
   pack(): void {
-    if (this.packing) this.packTail(this.last - this.tailFirst + 1);
+    const packing = this.packing;
+    if (packing?.open) {
+      while (this.tailFirst <= this.last) this.openOldest(packing);
+      if (this.opened) this.closeOpened();
+    } else if (packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
   /**
-   * The unpacked events in a list of their own length, for a log that takes no more (a kept
-   * settled task's): a list grown by appends has room for more (a task's four events: 17 slots).
+   * For a log that takes no more (a kept settled task's): with an open block, the hot events go
+   * into it too and it lets go of its spare room; the events still unpacked are put in a list of
+   * their own length (a list grown by appends has room for more: a task's four events, 17 slots).
    */
   fit(): void {
+    const packing = this.packing;
+    // An open block takes the hot ones too (no copy); a log that opened none keeps its few as they are.
+    if (packing?.open && this.opened) {
+      while (this.tailFirst <= this.last) this.openOldest(packing);
+      this.opened?.fit();
+    }
     this.tail = this.tail.slice(this.tailStart);
     this.tailStart = 0;
   }
@@ -181,6 +222,38 @@ export class EventLog<T> {
     this.pendingWeight = 0;
   }
 
+  /** Moves the tail's oldest event into the open block (opening one), and closes that block once full. */
+  private openOldest(packing: EventPacking<T>): void {
+    const seq = this.tailFirst;
+    const event = this.tail[this.tailStart] as T;
+    this.tail[this.tailStart] = undefined;
+    this.tailStart += 1;
+    this.tailFirst += 1;
+    // The tail holds the hot ones only: moved to its front in place now and then (no new list).
+    if (this.tailStart >= 16) {
+      const tail = this.tail;
+      const live = tail.length - this.tailStart;
+      for (let i = 0; i < live; i++) tail[i] = tail[this.tailStart + i];
+      tail.length = live;
+      this.tailStart = 0;
+    }
+    let opened = this.opened;
+    if (!opened) {
+      opened = this.opened = packing.open?.(seq) as OpenEventBlock<T>;
+      // A log's first block makes a list of one (a push into an empty list reserves room for 17).
+      if (this.blocks === NO_BLOCKS) this.blocks = [opened];
+      else this.blocks.push(opened);
+    }
+    opened.add(event);
+    if (opened.count >= packing.block || (packing.blockWeight !== undefined && opened.addedWeight >= packing.blockWeight)) this.closeOpened();
+  }
+
+  /** The open block (the log's last block), closed in its place; events of it already dropped stay unread, as they were. */
+  private closeOpened(): void {
+    this.blocks[this.blocks.length - 1] = (this.opened as OpenEventBlock<T>).close();
+    this.opened = undefined;
+  }
+
   private dropOldest(): void {
     const seq = this.first;
     this.first += 1;
@@ -189,7 +262,7 @@ export class EventLog<T> {
       if (this.weigh && dropped !== undefined) {
         const weight = this.weigh(dropped);
         this.weight -= weight;
-        if (this.packing && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
+        if (this.packing && !this.packing.open && seq <= this.last - this.packing.hot) this.pendingWeight -= weight;
       }
       this.tail[this.tailStart] = undefined;
       this.tailStart += 1;
@@ -204,6 +277,7 @@ export class EventLog<T> {
     if (this.weigh) this.weight -= block.weight(seq);
     if (seq < block.firstSeq + block.count - 1) return;
     // The block's last event went: the block goes.
+    if (block === this.opened) this.opened = undefined;
     this.blocks[this.blockStart] = undefined;
     this.blockStart += 1;
     if (this.blockStart >= 64 && this.blockStart * 2 >= this.blocks.length) {

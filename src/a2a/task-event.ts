@@ -2,7 +2,7 @@ import { StreamResponse } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_MEDIA_TYPE } from '../extensions';
 import type { ProtocolVersion } from './a2a.constants';
-import { EventBlock, type EventPacking } from './event-log';
+import { EventBlock, OpenEventBlock, type EventPacking } from './event-log';
 
 const v03 = new V03PushNotificationSerializer();
 
@@ -212,11 +212,11 @@ export class ToolFrameEvent extends TaskEvent {
   }
 
   override get weight(): number {
-    return toolEventWeight(this.head, this.artifactIdJson.length + this.frameJson.length, this.lastChunk);
+    return toolFrameEventWeight(this.head, this.artifactIdJson.length + this.frameJson.length, this.lastChunk);
   }
 
   override get jsonBytes(): number {
-    return Buffer.byteLength(this.head) + Buffer.byteLength(this.artifactIdJson) + Buffer.byteLength(this.frameJson) + toolEventWeight('', 0, this.lastChunk);
+    return Buffer.byteLength(this.head) + Buffer.byteLength(this.artifactIdJson) + Buffer.byteLength(this.frameJson) + toolFrameEventWeight('', 0, this.lastChunk);
   }
 
   /** Its artifact's JSON (`{"artifactId":…}`, as the event holds it) in UTF-8 bytes. */
@@ -243,7 +243,8 @@ export class ToolFrameEvent extends TaskEvent {
   }
 }
 
-function toolEventWeight(head: string, varying: number, lastChunk: boolean): number {
+/** A tool frame event's weight (its JSON's length) from its head, the length of its artifact id and frame JSON, and whether it is a last chunk. */
+export function toolFrameEventWeight(head: string, varying: number, lastChunk: boolean): number {
   return head.length + varying + TOOL_ARTIFACT_MIDDLE_JSON.length + (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length;
 }
 
@@ -252,6 +253,100 @@ const TERMINAL = 2;
 /** A ToolFrameEvent kept as its artifact id and frame (`split` says where the one ends). */
 const COMPACT = 4;
 const FLAGS = 8;
+/** Slots in each chunk of an open block's list (two per event). */
+const CHUNK = 128;
+/** An open block's events' last-chunk bits: this many in each number of its list (small integers). */
+const LAST_BITS = 30;
+
+/**
+ * The events leaving a task's hot ones, kept as they come (see EventPacking.open): of a tool
+ * frame's event only its artifact id's JSON and its frame's JSON (the strings the event already
+ * holds: no copy), of any other its flags and its JSON; no event object. An event a live stream
+ * has taken then dies young instead of being promoted with its running task, and a kept task is
+ * its strings and a few lists, not an object per event. Once full it is closed into a
+ * TaskEventBlock (one string for all of it).
+ */
+export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
+  addedWeight = 0;
+  /**
+   * Two per event: a compact event's artifact id JSON and frame JSON; any other's flags
+   * (TOOL_FRAME, TERMINAL: a number, never a string) and its JSON; in chunks of CHUNK made at
+   * their full size. Every slot of a running task's lists is promoted with it, and a list grown
+   * by pushes is promoted again each time it grows (about three slots for each it ends with).
+   */
+  private chunks: (string | number)[][] = [];
+  /** Whether a compact event is its artifact's last chunk: bit i % LAST_BITS of entry i / LAST_BITS. */
+  private lasts: number[] = [];
+  /** The tool frames' head (one task, one head). */
+  private head: string | undefined;
+
+  constructor(firstSeq: number) {
+    super(firstSeq, 0);
+  }
+
+  add(event: TaskEvent): void {
+    const i = this.count;
+    if (i % LAST_BITS === 0) this.lasts.push(0);
+    const at = (2 * i) % CHUNK;
+    if (at === 0) this.chunks.push(new Array<string | number>(CHUNK));
+    const chunk = this.chunks[this.chunks.length - 1];
+    if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
+      this.head = event.head;
+      chunk[at] = event.artifactIdJson;
+      chunk[at + 1] = event.frameJson;
+      if (event.lastChunk) this.lasts[(i / LAST_BITS) | 0] |= 1 << i % LAST_BITS;
+    } else {
+      chunk[at] = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
+      chunk[at + 1] = event.json;
+    }
+    this.count = i + 1;
+    this.addedWeight += event.weight;
+  }
+
+  get(seq: number): TaskEvent {
+    const i = seq - this.firstSeq;
+    const first = this.part(2 * i);
+    const text = this.part(2 * i + 1) as string;
+    if (typeof first === 'number') return new TaskEvent(seq, text, (first & TOOL_FRAME) !== 0, (first & TERMINAL) !== 0);
+    return new ToolFrameEvent(seq, this.head as string, first, text, this.isLast(i));
+  }
+
+  weight(seq: number): number {
+    const i = seq - this.firstSeq;
+    const first = this.part(2 * i);
+    const text = this.part(2 * i + 1) as string;
+    return typeof first === 'number' ? text.length : toolFrameEventWeight(this.head as string, first.length + text.length, this.isLast(i));
+  }
+
+  close(): TaskEventBlock {
+    const parts = new Array<string | number>(2 * this.count);
+    const flags = new Array<number>(this.count);
+    for (let i = 0; i < this.count; i++) {
+      const first = (parts[2 * i] = this.part(2 * i));
+      parts[2 * i + 1] = this.part(2 * i + 1);
+      flags[i] = typeof first === 'number' ? first : COMPACT + (this.isLast(i) ? LAST : 0);
+    }
+    return new TaskEventBlock(this.firstSeq, parts, flags, this.head ?? '');
+  }
+
+  /** The last chunk cut to what it holds. */
+  fit(): void {
+    const last = this.chunks.length - 1;
+    const used = 2 * this.count - last * CHUNK;
+    if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
+  }
+
+  private part(at: number): string | number {
+    return this.chunks[(at / CHUNK) | 0][at % CHUNK];
+  }
+
+  private isLast(i: number): boolean {
+    return (this.lasts[(i / LAST_BITS) | 0] & (1 << i % LAST_BITS)) !== 0;
+  }
+}
+
+/** A compact event that is its artifact's last chunk, in the flags TaskEventBlock is built from. */
+const LAST = 8;
 
 /**
  * Consecutive events of one task kept as one string (their JSONs joined, or for a tool frame's
@@ -266,36 +361,37 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
   private readonly ends: number[];
   /** Per compact event: the length of its artifact id's JSON, times 2, plus 1 for a last chunk; else 0. */
   private readonly splits: number[];
-  /** The tool frames' head (one task, one head). */
-  private readonly head: string;
 
-  constructor(events: readonly TaskEvent[], firstSeq: number) {
-    super(firstSeq, events.length);
-    const parts: string[] = [];
-    this.ends = new Array<number>(events.length);
-    this.splits = new Array<number>(events.length);
-    let head: string | undefined;
+  /** From an open block's parts (two per event, see OpenTaskEventBlock) and each event's flags (COMPACT and LAST for a compact one). */
+  constructor(
+    firstSeq: number,
+    parts: readonly (string | number)[],
+    flags: readonly number[],
+    /** The tool frames' head (one task, one head). */
+    private readonly head: string,
+  ) {
+    super(firstSeq, flags.length);
+    this.ends = new Array<number>(flags.length);
+    this.splits = new Array<number>(flags.length);
     let end = 0;
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i];
-      let flags = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
-      if (event instanceof ToolFrameEvent && (head === undefined || head === event.head)) {
-        head = event.head;
-        const id = event.artifactIdJson;
-        const frame = event.frameJson;
-        parts.push(id, frame);
-        end += id.length + frame.length;
-        this.splits[i] = id.length * 2 + (event.lastChunk ? 1 : 0);
-        flags += COMPACT;
-      } else {
-        parts.push(event.json);
-        end += event.json.length;
-        this.splits[i] = 0;
-      }
-      this.ends[i] = end * FLAGS + flags;
+    const texts: string[] = [];
+    for (let i = 0; i < flags.length; i++) {
+      const first = parts[2 * i];
+      const text = parts[2 * i + 1] as string;
+      const id = typeof first === 'string' ? first : '';
+      texts.push(id, text);
+      end += id.length + text.length;
+      this.splits[i] = (flags[i] & COMPACT) === 0 ? 0 : id.length * 2 + ((flags[i] & LAST) !== 0 ? 1 : 0);
+      this.ends[i] = end * FLAGS + (flags[i] & (FLAGS - 1));
     }
-    this.json = parts.join('');
-    this.head = head ?? '';
+    this.json = texts.join('');
+  }
+
+  /** The events, packed. */
+  static of(events: readonly TaskEvent[], firstSeq: number): TaskEventBlock {
+    const open = new OpenTaskEventBlock(firstSeq);
+    for (const event of events) open.add(event);
+    return open.close();
   }
 
   get(seq: number): TaskEvent {
@@ -312,7 +408,7 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
     const i = seq - this.firstSeq;
     const packed = this.ends[i];
     const kept = Math.floor(packed / FLAGS) - this.startOf(i);
-    return (packed & COMPACT) === 0 ? kept : toolEventWeight(this.head, kept, (this.splits[i] & 1) === 1);
+    return (packed & COMPACT) === 0 ? kept : toolFrameEventWeight(this.head, kept, (this.splits[i] & 1) === 1);
   }
 
   private startOf(i: number): number {
@@ -321,17 +417,22 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
 }
 
 /**
- * How a task's log keeps its events: the newest 64 as they are (what live streams take), older
- * ones packed once they hold 160 Ki characters of JSON (or 4,096 events). Retaining
- * maxEventsPerTask (10,000) events as objects made the young-generation GC copy and promote
- * every one of them; a block is a few objects whatever it holds. A block of tool frames keeps
- * only their ids and frames, about a third of that JSON (~52 K characters for the bench's
- * frames), so it is not in V8's large-object space; blocks sized for it were copied less but
- * cost no less CPU (docs/performance.md, tenth and thirteenth rounds).
+ * How a task's log keeps its events: the newest 4 as they are (what live streams take), each
+ * older one at once in an open block (its strings and a number: no event object), closed into
+ * one string once it holds 160 Ki characters of JSON (or 4,096 events). Retaining an object per
+ * event made the young-generation GC promote every one of them with its running task, and every
+ * mark-compact mark them while a finished task is kept. 4 hot ones are about what a task of the
+ * 1,000-stream row appends between two scavenges (one per ~3,800 frames), so an event its
+ * stream took dies young; an empty task (4 events) opens no block.
+ * A closed block of tool frames keeps only their ids and frames, about a third of that JSON
+ * (~52 K characters for the bench's frames), so it is not in V8's large-object space; blocks
+ * sized for it were copied less but cost no less CPU (docs/performance.md, tenth and thirteenth
+ * rounds).
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
-  hot: 64,
+  hot: 4,
   block: 4096,
   blockWeight: 160 * 1024,
-  pack: (events, firstSeq) => new TaskEventBlock(events, firstSeq),
+  pack: (events, firstSeq) => TaskEventBlock.of(events, firstSeq),
+  open: (firstSeq) => new OpenTaskEventBlock(firstSeq),
 };

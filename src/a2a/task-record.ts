@@ -6,7 +6,7 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined } from './task-event';
+import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined, toolFrameEventWeight } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -231,7 +231,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       }
       // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
       const found = this.artifacts.get(frame.toolCallId);
-      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId, undefined);
+      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId);
       kept.restored = artifact;
       this.artifacts.set(frame.toolCallId, kept);
       this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
@@ -309,7 +309,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private keptToolBytes(): number {
     let bytes = 0;
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight;
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
     return bytes;
   }
 
@@ -384,7 +384,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
     if (this.artifacts === NO_ARTIFACTS) return this.settledArtifactList();
-    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent ?? a.artifact()) : a));
+    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent(this.toolEventHead) ?? a.artifact()) : a));
   }
 
   /**
@@ -487,8 +487,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    * A tool's artifact, holding its latest phase: kept while the tool is open; once it finished,
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
    * task runs; every frame is still in the event log for replay). One entry per tool, updated in
-   * place by its later frames: one map operation per frame. It keeps the frame's event (whose
-   * JSON the log holds anyway), not the frame: the frame object is garbage once the event is built.
+   * place by its later frames: one map operation per frame. It keeps the strings of the frame's
+   * event (which the log holds anyway), not the frame: the frame object is garbage once the
+   * event is built, and the event once its streams have taken it.
    */
   private keepToolArtifact(event: ToolFrameEvent, id: string, found: Artifact | KeptTool | undefined, open: boolean): void {
     let kept: KeptTool;
@@ -497,7 +498,8 @@ export class TaskRecord implements TaskView, TaskWriter {
       kept.restored = undefined;
       kept.latest(event);
     } else {
-      kept = new KeptTool(id, event);
+      kept = new KeptTool(id);
+      kept.latest(event);
       this.artifacts.set(id, kept);
     }
     this.keptToolPhase(kept, found instanceof KeptTool, open);
@@ -643,9 +645,9 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledArtifactOrder(): number[] | undefined {
     const order: number[] = [];
     for (const [key, artifact] of this.artifacts) {
-      const event = artifact instanceof KeptTool ? artifact.latestEvent : undefined;
+      const seq = artifact instanceof KeptTool ? artifact.latestSeq : undefined;
       if (key === ANSWER_KEY) order.push(0);
-      else if (event && event.seq >= this.log.firstSeq) order.push(event.seq);
+      else if (seq !== undefined && seq >= this.log.firstSeq) order.push(seq);
       else return undefined;
     }
     return order;
@@ -692,36 +694,53 @@ class KeptTool {
   restored?: Artifact;
   /** The frame decoded for a snapshot, kept for the next one until the tool's next frame (a shared store snapshots often). */
   private decoded?: ToolCallArtifactData;
+  /**
+   * Its latest frame's event, as the strings and number it is made of rather than the event
+   * itself: the event dies young once its streams have taken it (the log keeps its strings),
+   * instead of living, promoted, as long as the task runs. Undefined until its first frame.
+   */
+  private idJson?: string;
+  private frameJson?: string;
+  /** That event's sequence number × 2, plus 1 when it is a last chunk. */
+  private seqAndLast = 0;
 
   constructor(
     /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
-    private event: ToolFrameEvent | undefined,
   ) {}
 
   /** Its artifact id's JSON, as its latest event has it. */
   artifactIdJson(): string {
-    return this.event ? this.event.artifactIdJson : JSON.stringify(toolArtifactId(this.id));
+    return this.idJson ?? JSON.stringify(toolArtifactId(this.id));
   }
 
   latest(event: ToolFrameEvent): void {
-    this.event = event;
+    this.idJson = event.artifactIdJson;
+    this.frameJson = event.frameJson;
+    this.seqAndLast = event.seq * 2 + (event.lastChunk ? 1 : 0);
     this.decoded = undefined;
   }
 
-  /** Its latest frame's event; undefined for a restored one. */
-  get latestEvent(): ToolFrameEvent | undefined {
-    return this.restored ? undefined : this.event;
+  /** Its latest frame's sequence number; undefined for a restored one. */
+  get latestSeq(): number | undefined {
+    return this.restored || this.frameJson === undefined ? undefined : Math.floor(this.seqAndLast / 2);
+  }
+
+  /** Its latest frame's event (made again from its parts, with the task's tool frame head); undefined for a restored one. */
+  latestEvent(head: string | undefined): ToolFrameEvent | undefined {
+    if (this.restored || this.frameJson === undefined || head === undefined) return undefined;
+    return new ToolFrameEvent(Math.floor(this.seqAndLast / 2), head, this.idJson as string, this.frameJson, this.seqAndLast % 2 === 1);
   }
 
   /** The bytes of its latest event's JSON (a fair measure of what the artifact holds); 0 for a restored one. */
-  get weight(): number {
-    return this.event && !this.restored ? this.event.weight : 0;
+  weight(head: string | undefined): number {
+    if (this.restored || this.frameJson === undefined || head === undefined) return 0;
+    return toolFrameEventWeight(head, (this.idJson as string).length + this.frameJson.length, this.seqAndLast % 2 === 1);
   }
 
   frame(): ToolCallArtifactData {
     if (this.restored) return parseToolCall(this.restored.parts) as ToolCallArtifactData;
-    this.decoded ??= JSON.parse((this.event as ToolFrameEvent).frameJson) as ToolCallArtifactData;
+    this.decoded ??= JSON.parse(this.frameJson as string) as ToolCallArtifactData;
     return this.decoded;
   }
 
