@@ -132,10 +132,9 @@ export class InMemoryTaskStore extends TaskStore {
   }
 
   create(init: NewTask): WrittenTask {
-    // Kept once settled: a task with tools is not packed then (its events, already promoted,
-    // stay the objects they are, which its kept tools share, instead of a new string of all of
-    // them that the young generation copies and promotes again: 585 -> 425 B promoted per frame
-    // at 1,000 streams of 100 calls); a task without is compacted (see TaskRecord.compactSettled).
+    // Kept once settled: a task with tools is not packed into one string then (its events went
+    // into its log's open block as they left the hot ones, keeping the strings they already had:
+    // no copy of its text at its end); a task without is compacted (see TaskRecord.compactSettled).
     const task = new StoredTask(
       withFields(init, {
         maxEvents: this.options.maxEventsPerTask,
