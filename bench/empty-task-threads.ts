@@ -10,32 +10,18 @@
  * libuv). `--prewarm=N` sends N more empty tasks to each server first, unmeasured. Figures are in µs per task; /proc counts in
  * 10 ms ticks, so take at least a few hundred tasks per repetition.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { compileChildren } from './lib/compile-children';
 import { benchConfig } from './lib/config';
 import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { threadCpu } from './lib/proc-counts';
 import { ServerPool } from './lib/server-pool';
 import type { Scenario } from './lib/scenario';
 import type { Target } from './lib/ipc';
 
 const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
-const TICK_US = 10_000;
 
-/** CPU (µs) of a process's main thread and of its other threads, as /proc counts them. */
-function threadCpu(pid: number): { main: number; others: number } {
-  let main = 0;
-  let others = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    // Fields after the command name: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
-    if (tid === String(pid)) main += us;
-    else others += us;
-  }
-  return { main, others };
-}
 
 async function main(): Promise<void> {
   const [reps = 3, tasks = 300] = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);

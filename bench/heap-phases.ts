@@ -11,39 +11,21 @@
  * tasks: after its store fills, the heap grows until a mark-compact, and runs read dearer while
  * it grows than right after one (docs/performance.md, "How the empty task is measured").
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { compileChildren } from './lib/compile-children';
 import { benchConfig } from './lib/config';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { minorFaults, threadCpu } from './lib/proc-counts';
 import { ServerPool } from './lib/server-pool';
 import type { Scenario } from './lib/scenario';
 import type { Target } from './lib/ipc';
 import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
 import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
 
-const TICK_US = 10_000;
 
-/** Minor page faults of a process so far (/proc/<pid>/stat, its 10th field). */
-function minorFaults(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]);
-}
 
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
-/** CPU (µs) of a process's main thread and of its other threads, as /proc counts them. */
-function threadCpu(pid: number): { main: number; others: number } {
-  let main = 0;
-  let others = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    // Fields after the command name: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
-    if (tid === String(pid)) main += us;
-    else others += us;
-  }
-  return { main, others };
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

@@ -6,7 +6,7 @@
  * way a run went (docs/performance.md, "How to read the figures"). Off Linux every reading is
  * undefined and the figures are left out.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 
 /** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on Linux. */
 const TICK_US = 1e6 / 100;
@@ -89,4 +89,23 @@ export function describeCounts(a: ProcCounts, b: ProcCounts, per: number, unit: 
     `user ${c.userUs.toFixed(1)} µs, system ${c.systemUs.toFixed(1)} µs per ${unit}; ` +
     `machine: ${c.contextSwitches.toFixed(2)} context switches, ${c.interrupts.toFixed(2)} interrupts per ${unit}`
   );
+}
+
+/** CPU (µs) of a process's main thread and of its other threads (the compiler's, the GC's, libuv's), as /proc counts them (Linux). */
+export function threadCpu(pid: number): { main: number; others: number } {
+  let main = 0;
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    // Fields after the command name: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const us = (Number(fields[11]) + Number(fields[12])) * TICK_US;
+    if (tid === String(pid)) main += us;
+    else others += us;
+  }
+  return { main, others };
+}
+
+/** Minor page faults of a process so far (/proc/<pid>/stat, its 10th field): the heap taking new pages. */
+export function minorFaults(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]);
 }
