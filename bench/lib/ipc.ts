@@ -45,7 +45,16 @@ export type ServerReply =
    * taking new pages), and the young generation's capacity now (what fills before a scavenge:
    * V8 shrinks it while the process idles and grows it back as scavenges keep objects alive).
    */
-  | { type: 'gc-pauses'; scavenges: number[]; others: number[]; oldSpaceFreeBytes: number; newSpaceCapacityBytes: number }
+  | {
+      type: 'gc-pauses';
+      scavenges: number[];
+      others: number[];
+      oldSpaceFreeBytes: number;
+      newSpaceCapacityBytes: number;
+      /** What the old and the large-object spaces hold now, garbage included until a mark-compact (bench/heap-phases.ts). */
+      oldSpaceUsedBytes: number;
+      largeObjectSpaceUsedBytes: number;
+    }
   | { type: 'alloc-started' }
   | { type: 'alloc-written'; file: string };
 

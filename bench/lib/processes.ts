@@ -132,9 +132,9 @@ export class ServerProcess {
   }
 
   /** GC pauses (ms) since the last call (the first call starts recording them), the old generation's free bytes and the young generation's capacity now. */
-  async gcPauses(): Promise<GcPauses & { oldSpaceFreeBytes: number; newSpaceCapacityBytes: number }> {
-    const { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
-    return { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes };
+  async gcPauses(): Promise<GcPauses & { oldSpaceFreeBytes: number; newSpaceCapacityBytes: number; oldSpaceUsedBytes: number; largeObjectSpaceUsedBytes: number }> {
+    const { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes, oldSpaceUsedBytes, largeObjectSpaceUsedBytes } = await this.ask({ type: 'gc-pauses' }, 'gc-pauses');
+    return { scavenges, others, oldSpaceFreeBytes, newSpaceCapacityBytes, oldSpaceUsedBytes, largeObjectSpaceUsedBytes };
   }
 
   /** Starts V8's sampling heap profiler in the server (every allocation, also those collected since). */

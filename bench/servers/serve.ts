@@ -78,6 +78,8 @@ async function main(): Promise<void> {
         others: gcPauses.others.splice(0),
         oldSpaceFreeBytes: old ? old.space_size - old.space_used_size : NaN,
         newSpaceCapacityBytes: young ? young.space_used_size + young.space_available_size : NaN,
+        oldSpaceUsedBytes: old ? old.space_used_size : NaN,
+        largeObjectSpaceUsedBytes: spaces.find((space) => space.space_name === 'large_object_space')?.space_used_size ?? NaN,
       });
     } else if (command.type === 'alloc-start') {
       allocations = new Session();
