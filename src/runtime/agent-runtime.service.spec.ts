@@ -433,6 +433,39 @@ describe('AgentRuntimeService', () => {
     w.sub.unsubscribe();
   });
 
+  it('runs one after another: each is live while it runs and gone after, its topics unbound', async () => {
+    const baseline = emitter.listenerCount();
+    for (let i = 0; i < 50; i++) {
+      const cid = `seq-${i % 3}`;
+      executor.scripts.set(cid, [{ event: frame(`c${i}`, 'lookup', 'started') }, { after: 1, event: frame(`c${i}`, 'lookup', 'completed') }, { event: reply(`r${i}`) }]);
+      const w = watch(bus, cid);
+      expect(runtime.start({ correlationId: cid, message: 'q' })).toBe(true);
+      expect([runtime.activeRuns(), runtime.isRunning(cid), runtime.isRunning('')]).toEqual([1, true, false]);
+      expect(await w.done).toEqual({ status: 'completed', text: `r${i}` });
+      expect(w.seen.map((s) => s.kind)).toEqual(['progress', 'toolframe', 'toolframe', 'reply']);
+      w.sub.unsubscribe();
+      expect([runtime.activeRuns(), runtime.isRunning(cid)]).toEqual([0, false]);
+      expect(emitter.listenerCount()).toBe(baseline);
+    }
+  });
+
+  it('cancels every live run at shutdown', async () => {
+    const watchers = ['s1', 's2', 's3'].map((cid) => {
+      executor.scripts.set(cid, [{ event: frame(`${cid}-t`, 'lookup', 'started') }, { after: 60_000, event: reply('never') }]);
+      const w = watch(bus, cid);
+      runtime.start({ correlationId: cid, message: 'q' });
+      return w;
+    });
+    expect(runtime.activeRuns()).toBe(3);
+    runtime.onApplicationShutdown();
+    for (const w of watchers) {
+      expect(await w.done).toEqual({ status: 'cancelled', reason: 'server shutting down' });
+      w.sub.unsubscribe();
+    }
+    expect(runtime.activeRuns()).toBe(0);
+    expect([...executor.aborted].sort()).toEqual(['s1', 's2', 's3']);
+  });
+
   it('a listener that throws (e.g. a backend @OnEvent handler) disturbs neither its run nor another', async () => {
     executor.scripts.set('bad', [{ event: frame('b', 'x', 'started') }, { after: 2, event: reply('bad done') }]);
     executor.scripts.set('good', [{ event: frame('g', 'y', 'started') }, { after: 2, event: reply('good done') }]);

@@ -10,6 +10,7 @@ import { endToolSpan, startToolSpan } from './frame-spans';
 import { AgentBus, publishingThrough, type TaskPublisher } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
+import { SteadyMap } from './steady-map';
 import { checkRuntimeOptions, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
 import type { ReplyPayload, SkillRequest, TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
 
@@ -147,7 +148,8 @@ function toExecutorInput(request: SkillRequest): ExecutorInput {
 @Injectable()
 export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AgentRuntimeService.name);
-  private readonly runs = new Map<string, Run>();
+  /** By correlationId; a run ends with its task, and a Map emptied by each end would rebuild its table each time. */
+  private readonly runs = new SteadyMap<Run>();
   private readonly busSubscriptions: Subscription[] = [];
   /**
    * Who hears of ended tool calls: a list replaced when one comes or goes, called directly. Every
@@ -193,7 +195,7 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
   /** Last in Nest's shutdown, after the A2A front's drain: whatever still runs is cancelled. */
   onApplicationShutdown(): void {
     for (const sub of this.busSubscriptions) sub.unsubscribe();
-    for (const id of [...this.runs.keys()]) this.cancel(id, 'server shutting down');
+    for (const id of this.runs.keys()) this.cancel(id, 'server shutting down');
   }
 
   /** Every tool call that ends in a run of this runtime, as its terminal frame is published. */
@@ -238,7 +240,9 @@ export class AgentRuntimeService implements OnModuleInit, OnApplicationShutdown 
     const publisher = typeof this.bus.taskPublisher === 'function' ? this.bus.taskPublisher(correlationId) : publishingThrough(this.bus, correlationId);
     const run = new Run(this.runHost, correlationId, publisher, new AbortController(), trace, spansFromFrames);
     this.runs.set(correlationId, run);
-    context.with(trace, () => this.subscribeRun(run, request));
+    // Already the active context (no trace, or no context manager): no closure and no context switch.
+    if (trace === context.active()) this.subscribeRun(run, request);
+    else context.with(trace, () => this.subscribeRun(run, request));
     return true;
   }
 

@@ -1,5 +1,6 @@
 import { EventEmitter2, type event as EventName, type eventNS as EventNamespace, type ListenerFn } from 'eventemitter2';
 import { SKILL_CANCEL_TOPIC, SKILL_REQUEST_TOPIC, taskTopic, type TaskTopicKind } from './runtime.topics';
+import { SteadyMap } from './steady-map';
 
 const TASK_TOPIC_PREFIX = 'agent.skill.';
 const TASK_TOPIC_KIND_LIST: readonly TaskTopicKind[] = ['progress', 'toolframe', 'answer', 'reply'];
@@ -88,7 +89,8 @@ export class TaskTopicListeners {
  * looks at or emits on this emitter sees what an EventEmitter2 with those listeners would show.
  */
 export class RuntimeEmitter extends EventEmitter2 {
-  private readonly tasks = new Map<string, TaskTopicListeners>();
+  /** A task's entry goes when its last subscriber does: a Map that each such end emptied would rebuild its table each time. */
+  private readonly tasks = new SteadyMap<TaskTopicListeners>();
   private taskListenerCount = 0;
   /**
    * Whether a listener was ever added with on() (or once, many, prepend) to a name under the
