@@ -318,6 +318,8 @@ describe('TaskRecord', () => {
     const first = task.log.get(1)!;
     expect(first.response.payload?.$case).toBe('task');
     expect(JSON.parse(first.json).task.history[0].parts[0].text).toBe('hello');
+    // Exactly the Task a snapshot gives at that point, as the codec writes it.
+    expect(first.json).toBe(JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'task', value: task.snapshot() } })));
   });
 
   it('turns narration, frames and the answer into the A2A events of the stream, in order', () => {
@@ -622,8 +624,8 @@ describe('TaskRecord', () => {
     });
   });
 
-  it('never builds a Task per event: 10,000 tool calls, one snapshot (the first event)', () => {
-    const snapshot = jest.spyOn(TaskRecord.prototype, 'snapshot');
+  it('never builds a Task per event: 10,000 tool calls, one Task serialised (the first event)', () => {
+    const toJson = jest.spyOn(StreamResponse, 'toJSON');
     try {
       const task = newTask(100);
       for (let i = 0; i < 10_000; i++) {
@@ -631,11 +633,11 @@ describe('TaskRecord', () => {
         task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed' });
       }
       task.complete('done');
-      expect(snapshot).toHaveBeenCalledTimes(1);
+      expect(toJson.mock.calls.filter(([response]) => response.payload?.$case === 'task')).toHaveLength(1);
       expect(task.log.lastSeq).toBe(20_003);
       expect(task.log.size).toBe(100);
     } finally {
-      snapshot.mockRestore();
+      toJson.mockRestore();
     }
   });
 

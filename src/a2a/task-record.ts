@@ -50,6 +50,8 @@ const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
  */
 const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
 const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
+/** The artifacts of a task's first event (it has none yet). */
+const NO_ARTIFACT_LIST = Object.freeze([]) as unknown as Artifact[];
 
 function answerArtifact(text: string): Artifact {
   return { artifactId: ANSWER_ARTIFACT_ID, name: ANSWER_ARTIFACT_NAME, description: '', parts: [textPart(text)], metadata: undefined, extensions: NO_STRINGS };
@@ -213,7 +215,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.statusTime = Date.now();
     this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
     if (init.resumed) this.restore(init.resumed);
-    else this.append({ payload: { $case: 'task', value: this.snapshot() } });
+    // The Task as snapshot() would give it (no artifact yet), without its copies of the history and artifacts.
+    else this.append({ payload: { $case: 'task', value: { id: this.id, contextId: this.contextId, status: this.status, artifacts: NO_ARTIFACT_LIST, history: this.history, metadata: undefined } } });
   }
 
   /** Takes the state a snapshot holds: status, history, answer, and which tools are still open. */
@@ -448,7 +451,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const terminal = this.isTerminal;
     this.append(
       { payload: { $case: 'statusUpdate', value: { taskId: this.id, contextId: this.contextId, status: this.status, metadata: undefined } } },
-      { terminal },
+      terminal,
     );
     this.onStatus?.(this);
     if (terminal) this.settle();
@@ -475,9 +478,10 @@ export class TaskRecord implements TaskView, TaskWriter {
     };
   }
 
-  private append(response: StreamResponse, flags: { isToolFrame?: boolean; terminal?: boolean } = {}): void {
+  /** Logs a status update, the Task or the answer (tool frames go through toolFrameEvent). */
+  private append(response: StreamResponse, terminal = false): void {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
-    const event = new TaskEvent(this.log.nextSeq, response, flags.isToolFrame, flags.terminal);
+    const event = new TaskEvent(this.log.nextSeq, response, false, terminal);
     // Only the answer comes here.
     if (artifact) this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
     this.commit(event);

@@ -1,5 +1,4 @@
 import type { TaskState } from '@a2a-js/sdk';
-import { withFields } from '../../common/with-fields';
 import { invalidParams } from '../a2a-errors';
 import { joined } from '../task-event';
 import { TaskRecord, type CallerId } from '../task-record';
@@ -135,14 +134,19 @@ export class InMemoryTaskStore extends TaskStore {
     // Kept once settled: a task with tools is not packed into one string then (its events went
     // into its log's open block as they left the hot ones, keeping the strings they already had:
     // no copy of its text at its end); a task without is compacted (see TaskRecord.compactSettled).
-    const task = new StoredTask(
-      withFields(init, {
-        maxEvents: this.options.maxEventsPerTask,
-        maxFinishedTools: this.options.maxFinishedToolsPerTask,
-        onStatus: this.onStatus,
-        keptWhenSettled: true,
-      }),
-    );
+    // The fields one by one in a literal of one shape, not withFields' copy (Object.assign into an
+    // empty object, past its in-object room: a property store grown per task, and a second object).
+    const task = new StoredTask({
+      id: init.id,
+      contextId: init.contextId,
+      owner: init.owner,
+      message: init.message,
+      text: init.text,
+      maxEvents: this.options.maxEventsPerTask,
+      maxFinishedTools: this.options.maxFinishedToolsPerTask,
+      onStatus: this.onStatus,
+      keptWhenSettled: true,
+    });
     if (this.pendingId === task.id) {
       task.claim = this.pendingKey;
       this.pendingId = this.pendingKey = undefined;
