@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import type { EventEmitter2 } from 'eventemitter2';
 import { RUNTIME_EMITTER } from './runtime.constants';
 import { AIMessage } from '@langchain/core/messages';
-import { Observable, Subscription, config } from 'rxjs';
+import { Observable, Subscription, UnsubscriptionError, config, type Subscriber } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from '../executor';
 import type { ToolCallArtifactData } from '../extensions';
 import { AgentBus } from './agent-bus';
@@ -446,6 +446,61 @@ describe('AgentRuntimeService', () => {
       w.sub.unsubscribe();
       expect([runtime.activeRuns(), runtime.isRunning(cid)]).toEqual([0, false]);
       expect(emitter.listenerCount()).toBe(baseline);
+    }
+  });
+
+  it("runs the executor's teardown once, however the run ends", async () => {
+    const calls: string[] = [];
+    const withTeardown = (cid: string, body: (sub: Subscriber<ExecutorEvent>) => void): Observable<ExecutorEvent> =>
+      new Observable<ExecutorEvent>((sub) => {
+        body(sub);
+        return () => calls.push(cid);
+      });
+    const runs: Record<string, (sub: Subscriber<ExecutorEvent>) => void> = {
+      // Settled before subscribe() returns: the teardown runs as soon as it is handed over.
+      sync: (sub) => sub.next(reply('at once')),
+      later: (sub) => setTimeout(() => sub.next(reply('later')), 2),
+      errors: (sub) => setTimeout(() => sub.error(new Error('boom')), 2),
+      completes: (sub) => setTimeout(() => sub.complete(), 2),
+      cancelled: () => undefined,
+    };
+    jest.spyOn(executor, 'run').mockImplementation((_input, options) => withTeardown(options.correlationId, runs[options.correlationId]));
+    const watchers = Object.keys(runs).map((cid) => {
+      const w = watch(bus, cid);
+      runtime.start({ correlationId: cid, message: 'q' });
+      return w;
+    });
+    runtime.cancel('cancelled', 'stop');
+    const replies = await Promise.all(watchers.map((w) => w.done));
+    expect(replies.map((r) => r.status)).toEqual(['completed', 'completed', 'failed', 'failed', 'cancelled']);
+    expect(calls.sort()).toEqual(['cancelled', 'completes', 'errors', 'later', 'sync']);
+    for (const w of watchers) w.sub.unsubscribe();
+    expect(runtime.activeRuns()).toBe(0);
+  });
+
+  it("reports a throwing teardown as RxJS does (an UnsubscriptionError), after the run's reply", async () => {
+    const reported = new Promise<unknown>((resolve) => {
+      config.onUnhandledError = resolve;
+    });
+    try {
+      jest.spyOn(executor, 'run').mockReturnValueOnce(
+        new Observable<ExecutorEvent>((sub) => {
+          setTimeout(() => sub.next(reply('done')), 2);
+          return () => {
+            throw new Error('teardown bug');
+          };
+        }),
+      );
+      const w = watch(bus, 'tears');
+      runtime.start({ correlationId: 'tears', message: 'q' });
+      expect(await w.done).toEqual({ status: 'completed', text: 'done' });
+      const err = await reported;
+      expect(err).toBeInstanceOf(UnsubscriptionError);
+      expect((err as UnsubscriptionError).errors).toEqual([new Error('teardown bug')]);
+      expect(runtime.activeRuns()).toBe(0);
+      w.sub.unsubscribe();
+    } finally {
+      config.onUnhandledError = null;
     }
   });
 
