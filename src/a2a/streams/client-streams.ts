@@ -1,15 +1,44 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { A2A_CONFIG } from '../a2a.constants';
 import type { A2aConfig } from '../a2a.module-definition';
 
-/** How a tracked stream is doing: since when its buffer has been full, and the drains seen. */
-interface Watch {
-  onStalled: () => void;
+/**
+ * One tracked stream: since when its buffer has been full, and the drains seen since the sweeper
+ * first found it full (it listens for drains only from then on: most streams never fill).
+ */
+class Watch {
+  /** Its index in ClientStreams' list while it is tracked, -1 after. */
+  slot = -1;
   fullSince?: number;
-  drains: number;
-  drainsThen: number;
-  stopListening: () => void;
+  drains = 0;
+  drainsThen = 0;
+  /** The socket whose drains are counted, once the stream was found full. */
+  private socket?: Socket;
+  private onDrain?: () => void;
+
+  constructor(
+    readonly response: ServerResponse,
+    readonly onStalled: () => void,
+  ) {}
+
+  countDrains(): void {
+    if (this.onDrain) return;
+    const socket = this.response.socket;
+    if (!socket) return;
+    this.socket = socket;
+    this.onDrain = () => {
+      this.drains += 1;
+    };
+    socket.on('drain', this.onDrain);
+  }
+
+  stopListening(): void {
+    if (this.onDrain) this.socket?.off('drain', this.onDrain);
+    this.socket = undefined;
+    this.onDrain = undefined;
+  }
 }
 
 const FLUSH_POLL_MS = 10;
@@ -21,10 +50,17 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * `stalledStreamTimeoutMs` while its buffer is full is closed (its task goes on; the client
  * resumes with Last-Event-ID), and on shutdown `flushed()` waits until every stream's last
  * bytes have been handed to the operating system.
+ *
+ * The open streams are the first `count` slots of a list in which each keeps its slot (a
+ * closed one's place goes to the last), not a Map by response: a Map that lives as long as the
+ * server takes a new table as it empties and fills again, and V8 allocates a long-lived Map's
+ * tables in the old generation, so streams opened one after another left one there each. The
+ * list keeps its length (popping it empty gives its storage back, and the next push takes new).
  */
 @Injectable()
 export class ClientStreams implements OnModuleDestroy {
-  private readonly open = new Map<ServerResponse, Watch>();
+  private readonly open: (Watch | undefined)[] = [];
+  private count = 0;
   private readonly stalledMs: number;
   private sweeper?: NodeJS.Timeout;
   private stalledClosed = 0;
@@ -45,21 +81,18 @@ export class ClientStreams implements OnModuleDestroy {
 
   /** Streams whose response has not yet closed. */
   get size(): number {
-    return this.open.size;
+    return this.count;
   }
 
   /** Watches a stream's response until it closes; `onStalled` closes it when its client stops reading. */
   track(response: ServerResponse, onStalled: () => void): void {
-    if (this.open.has(response) || response.destroyed) return;
-    const socket = response.socket;
-    const onDrain = (): void => {
-      watch.drains += 1;
-    };
-    const watch: Watch = { onStalled, drains: 0, drainsThen: 0, stopListening: () => socket?.off('drain', onDrain) };
-    socket?.on('drain', onDrain);
-    this.open.set(response, watch);
+    // A response is one stream: the service tracks each once.
+    if (response.destroyed) return;
+    const watch = new Watch(response, onStalled);
+    watch.slot = this.count;
+    this.open[this.count++] = watch;
     // `on`, not `once`: a response closes once (once wraps the listener, with its state, per stream).
-    response.on('close', () => this.untrack(response));
+    response.on('close', () => this.untrack(watch));
     if (!this.sweeper) this.startSweeper();
   }
 
@@ -81,13 +114,22 @@ export class ClientStreams implements OnModuleDestroy {
 
   private unflushed(): number {
     let count = 0;
-    for (const response of this.open.keys()) if (!response.writableFinished) count += 1;
+    for (let i = 0; i < this.count; i++) if (!(this.open[i] as Watch).response.writableFinished) count += 1;
     return count;
   }
 
-  private untrack(response: ServerResponse): void {
-    this.open.get(response)?.stopListening();
-    this.open.delete(response);
+  private untrack(watch: Watch): void {
+    const slot = watch.slot;
+    if (slot < 0) return;
+    watch.slot = -1;
+    watch.stopListening();
+    // The last stream takes the closed one's slot.
+    const last = this.open[--this.count] as Watch;
+    this.open[this.count] = undefined;
+    if (last !== watch) {
+      this.open[slot] = last;
+      last.slot = slot;
+    }
   }
 
   /**
@@ -96,22 +138,25 @@ export class ClientStreams implements OnModuleDestroy {
    * one closes: streams one after another would each start and stop a timer).
    */
   private sweep(): void {
-    if (this.open.size === 0) {
+    if (this.count === 0) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
       return;
     }
     const now = Date.now();
-    for (const [response, watch] of [...this.open]) {
+    // A copy: closing a stalled stream moves another into its slot.
+    for (const watch of this.open.slice(0, this.count) as Watch[]) {
+      const response = watch.response;
       const full = response.writableNeedDrain || response.socket?.writableNeedDrain === true;
       if (!full) {
         watch.fullSince = undefined;
       } else if (watch.fullSince === undefined || watch.drains !== watch.drainsThen) {
+        watch.countDrains();
         watch.fullSince = now;
         watch.drainsThen = watch.drains;
       } else if (now - watch.fullSince >= this.stalledMs) {
         this.stalledClosed += 1;
-        this.untrack(response);
+        this.untrack(watch);
         watch.onStalled();
       }
     }
