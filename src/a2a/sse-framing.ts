@@ -3,7 +3,7 @@ import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
 import { SseMessageFraming, joined, type TaskEvent } from './task-event';
-import type { StreamPace, TaskEventStream } from './task-stream';
+import type { StreamPace, TaskEventSink, TaskEventStream } from './task-stream';
 
 export type JsonRpcId = string | number | null;
 
@@ -80,6 +80,8 @@ export function formatSse(message: MessageEvent): string {
 export class ResponseWriter implements StreamPace {
   private full = false;
   private waiting?: () => void;
+  /** Its drain listener, made when the stream first fills its buffer (most never do). */
+  private drained?: () => void;
   /** What this turn wrote so far, not yet handed to the response. */
   private pending = '';
   /** What the response held when this turn's pending chunk began (see write). */
@@ -145,22 +147,22 @@ export class ResponseWriter implements StreamPace {
     }
   };
 
-  private readonly flush = (): void => {
+  private flush(): void {
     const chunk = this.pending;
     if (chunk === '') return;
     this.pending = '';
     if (this.response.destroyed || this.response.writableEnded) return;
     if (this.response.write(chunk) || this.full) return;
     this.full = true;
-    this.response.once('drain', this.drained);
-  };
+    this.response.once('drain', (this.drained ??= () => this.drain()));
+  }
 
-  private readonly drained = (): void => {
+  private drain(): void {
     this.full = false;
     const callback = this.waiting;
     this.waiting = undefined;
     callback?.();
-  };
+  }
 }
 
 /**
@@ -191,53 +193,80 @@ export class TaskSseStream {
    * attaches). The response's close stops the stream.
    */
   writeTo(response: ServerResponse, failed: (err: unknown) => void): boolean {
-    const writer = this.writer ?? new ResponseWriter(response);
-    const { version, endsQuietly } = this;
-    const prefix = this.framing.binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
-    const messages = new SseMessageFraming(joined('\n', prefix), this.framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n');
-    let wrote = false;
-    let ended = false;
-    let timer: NodeJS.Timeout | undefined;
-    const end = (): void => {
-      ended = true;
-      clearInterval(timer);
-      writer.end();
-    };
-    let stop: (() => void) | undefined;
+    const { binding } = this.framing;
+    const prefix = binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
+    const messages = new SseMessageFraming(joined('\n', prefix), binding === 'jsonrpc' ? '}\n\n' : '\n\n');
+    const sink = new ResponseSink(this.writer ?? new ResponseWriter(response), this.version, messages, this.endsQuietly, failed);
     try {
-      stop = this.events.attach({
-        next: (event) => {
-          wrote = true;
-          writer.write(event.sseMessage(version, messages));
-        },
-        error: (err) => {
-          if (!endsQuietly(err)) failed(err);
-          end();
-        },
-        complete: end,
-      });
+      sink.stop = this.events.attach(sink);
     } catch (err) {
       failed(err);
-      end();
-      return wrote;
+      sink.end();
+      return sink.wrote;
     }
-    // Kept alive only once it is still open: a task that had ended streams all of it as it attaches.
-    if (!ended) {
-      timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), this.keepAliveMs);
-      timer.unref();
-    }
-    const stopAll = (): void => {
-      clearInterval(timer);
-      stop?.();
-    };
     // Ended as it attached (a task that had ended, or ended before its stream attached): there
-    // is nothing left to stop.
-    if (ended) return wrote;
+    // is nothing left to stop, and nothing to keep alive (a task that had ended streams all of
+    // it as it attaches).
+    if (sink.ended) return sink.wrote;
+    sink.keepAlive(this.keepAliveMs);
     // A client that left while the request was dispatched closed the response already: its
     // 'close' has fired, so nothing would stop the stream or its keep-alive.
-    if (response.destroyed) stopAll();
+    if (response.destroyed) sink.stopAll();
     // `on`, not `once`: a response closes once, and stopAll may run again (once made a wrapper and its state per stream).
-    else response.on('close', stopAll);
-    return wrote;
+    else response.on('close', () => sink.stopAll());
+    return sink.wrote;
+  }
+}
+
+/**
+ * A stream's events written to its response (TaskSseStream.writeTo): one object per stream
+ * with the sink's calls as methods, where closures over the same state were five and their
+ * context.
+ */
+class ResponseSink implements TaskEventSink {
+  /** Whether anything was written (the Task or a replay is written as the stream attaches). */
+  wrote = false;
+  ended = false;
+  /** Stops the stream's events (what attaching returned). */
+  stop?: () => void;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly writer: ResponseWriter,
+    private readonly version: ProtocolVersion,
+    private readonly messages: SseMessageFraming,
+    private readonly endsQuietly: (err: unknown) => boolean,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  next(event: TaskEvent): void {
+    this.wrote = true;
+    this.writer.write(event.sseMessage(this.version, this.messages));
+  }
+
+  error(err: unknown): void {
+    if (!this.endsQuietly(err)) this.failed(err);
+    this.end();
+  }
+
+  complete(): void {
+    this.end();
+  }
+
+  end(): void {
+    this.ended = true;
+    clearInterval(this.timer);
+    this.writer.end();
+  }
+
+  keepAlive(ms: number): void {
+    const writer = this.writer;
+    this.timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), ms);
+    this.timer.unref();
+  }
+
+  stopAll(): void {
+    clearInterval(this.timer);
+    this.stop?.();
   }
 }

@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
-import { Subscription } from 'rxjs';
 // From its own file, not the package's index: a name re-exported by `export *` is a getter on
 // the compiled module, which every tool frame would call.
 import { checkToolCallFrame } from '../extensions/tool-call-v1';
 import type { AgentBus, TaskTopicPayloads } from '../runtime';
 import type { TaskContentGuard } from './limits/task-content-guard';
 import type { TaskWriter } from './store/task-store';
+
+/** Scrubs an answer piece by piece (see TaskContentGuard.textStream). */
+type Scrub = (piece: string, last: boolean) => string;
 
 /** Bus topic subscriptions a bound task holds: progress, toolframe, answer, reply. */
 export const TOPICS_PER_TASK = 4;
@@ -42,22 +44,29 @@ export class TaskBusBinding {
   }
 
   /**
-   * The task's four topics in one subscription; the caller ends it when the task settles. One
-   * bus call, no operator chain: every frame of every task passes here, and every task binds.
+   * The task's four topics in one subscription; the caller ends it (the returned function) when
+   * the task settles. One bus call, no operator chain: every frame of every task passes here, and
+   * every task binds. The answer's scrub is made with the first piece of an answer (a task may
+   * send none), and the end is a function, not an RxJS Subscription around one.
    */
-  bind(taskId: string, writer: TaskWriter): Subscription {
+  bind(taskId: string, writer: TaskWriter): () => void {
     this.bound += 1;
-    const answer = { scrub: this.content.textStream() };
+    let scrub: Scrub | undefined;
+    let listening = true;
     const stop = this.bus.listenTask(taskId, {
       progress: (payload) => this.applyProgress(taskId, writer, payload),
       toolframe: (payload) => this.applyToolFrame(taskId, writer, payload),
-      answer: (payload) => this.applyAnswer(taskId, writer, answer, payload),
+      answer: (payload) => {
+        scrub = this.applyAnswer(taskId, writer, scrub, payload);
+      },
       reply: (payload) => this.applyReply(taskId, writer, payload),
     });
-    return new Subscription(() => {
+    return () => {
+      if (!listening) return;
+      listening = false;
       this.bound -= 1;
       stop();
-    });
+    };
   }
 
   private applyProgress(taskId: string, writer: TaskWriter, payload: unknown): void {
@@ -79,18 +88,22 @@ export class TaskBusBinding {
     }
   }
 
-  /** A piece of the streamed answer, scrubbed across piece boundaries (a new answer starts a new scrub). */
-  private applyAnswer(taskId: string, writer: TaskWriter, answer: { scrub: (piece: string, last: boolean) => string }, payload: unknown): void {
+  /**
+   * A piece of the streamed answer, scrubbed across piece boundaries; returns the scrub for the
+   * next piece (a new answer, not appended, starts a new one).
+   */
+  private applyAnswer(taskId: string, writer: TaskWriter, scrub: Scrub | undefined, payload: unknown): Scrub | undefined {
     const { text, append, last } = (payload ?? {}) as Partial<Record<'text' | 'append' | 'last', unknown>>;
     if (typeof text !== 'string' || typeof append !== 'boolean' || typeof last !== 'boolean') {
       this.logger.warn(`task ${taskId}: an answer payload without text, append and last was ignored`);
-      return;
+      return scrub;
     }
-    if (!append) answer.scrub = this.content.textStream();
-    const out = answer.scrub(text, last);
+    if (!append || !scrub) scrub = this.content.textStream();
+    const out = scrub(text, last);
     // A piece held back whole (it may begin a secret) goes out with the next one.
-    if (out === '' && append && !last) return;
+    if (out === '' && append && !last) return scrub;
     writer.answer(out, append, last);
+    return scrub;
   }
 
   private applyReply(taskId: string, writer: TaskWriter, reply: TaskTopicPayloads['reply'] | undefined): void {

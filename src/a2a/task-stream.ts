@@ -72,65 +72,92 @@ export function followTask(
 
 function attachFollower(task: TaskView, options: Omit<FollowOptions, 'after'>, after: number | undefined, streams: { open: number }, sink: TaskEventSink): () => void {
   streams.open += 1;
-  let ended = false;
-  let stop: (() => void) | undefined = undefined;
-  let nextTurn: NodeJS.Immediate | undefined;
-  let stopWaiting: (() => void) | undefined;
-  const teardown = (): void => {
-    if (ended) return;
-    ended = true;
-    stop?.();
-    if (nextTurn) clearImmediate(nextTurn);
-    stopWaiting?.();
-    streams.open -= 1;
-  };
-  const end = (err?: unknown): void => {
-    if (ended) return;
-    teardown();
-    if (err === undefined) sink.complete();
-    else sink.error(err);
-  };
   let cursor = after;
   if (cursor === undefined || !task.retainsAfter(cursor)) {
     cursor = task.lastSeq;
     sink.next(new TaskEvent(cursor, { payload: { $case: 'task', value: task.snapshot() } }));
   }
-  let budget = EVENTS_PER_TURN;
-  const listener: TaskListener = {
-    cursor,
-    ready: () => {
-      if (nextTurn || stopWaiting) return false;
-      if (budget === 0) {
-        nextTurn = setImmediate(() => {
-          nextTurn = undefined;
-          budget = EVENTS_PER_TURN;
-          task.resume(listener);
-        });
-        return false;
-      }
-      if (options.pace && !options.pace.ready()) {
-        stopWaiting = options.pace.whenReady(() => {
-          stopWaiting = undefined;
-          task.resume(listener);
-        });
-        return false;
-      }
-      budget -= 1;
-      return true;
-    },
-    push: (event) => {
-      if (ended || (event.isToolFrame && !options.toolFrames)) return;
-      sink.next(event);
-      if (event.terminal) end();
-    },
-    overrun: () => end(new StreamOverrunError(task.id, listener.cursor)),
-  };
+  const follower = new Follower(task, options, streams, sink, cursor);
   if (task.isTerminal && cursor >= task.lastSeq) {
-    end();
-    return teardown;
+    follower.end();
+    return follower.teardown;
   }
-  stop = task.follow(listener);
-  // The replay may have reached the terminal event already.
-  if (ended) stop();
-  return teardown;
+  follower.follow();
+  return follower.teardown;
+}
+
+/**
+ * One stream's listener on its task: its state in fields and its calls as methods (one object
+ * per stream, where closures over the same state were six and their context).
+ */
+class Follower implements TaskListener {
+  private ended = false;
+  private stop?: () => void;
+  private nextTurn?: NodeJS.Immediate;
+  private stopWaiting?: () => void;
+  private budget = EVENTS_PER_TURN;
+
+  constructor(
+    private readonly task: TaskView,
+    private readonly options: Omit<FollowOptions, 'after'>,
+    private readonly streams: { open: number },
+    private readonly sink: TaskEventSink,
+    public cursor: number,
+  ) {}
+
+  /** Stops the stream without a word to the sink (what attaching returns). */
+  readonly teardown = (): void => {
+    if (this.ended) return;
+    this.ended = true;
+    this.stop?.();
+    if (this.nextTurn) clearImmediate(this.nextTurn);
+    this.stopWaiting?.();
+    this.streams.open -= 1;
+  };
+
+  follow(): void {
+    this.stop = this.task.follow(this);
+    // The replay may have reached the terminal event already.
+    if (this.ended) this.stop();
+  }
+
+  /** Ends the stream: completes it, or fails it with `err`. */
+  end(err?: unknown): void {
+    if (this.ended) return;
+    this.teardown();
+    if (err === undefined) this.sink.complete();
+    else this.sink.error(err);
+  }
+
+  ready(): boolean {
+    if (this.nextTurn || this.stopWaiting) return false;
+    if (this.budget === 0) {
+      this.nextTurn = setImmediate(() => {
+        this.nextTurn = undefined;
+        this.budget = EVENTS_PER_TURN;
+        this.task.resume(this);
+      });
+      return false;
+    }
+    const pace = this.options.pace;
+    if (pace && !pace.ready()) {
+      this.stopWaiting = pace.whenReady(() => {
+        this.stopWaiting = undefined;
+        this.task.resume(this);
+      });
+      return false;
+    }
+    this.budget -= 1;
+    return true;
+  }
+
+  push(event: TaskEvent): void {
+    if (this.ended || (event.isToolFrame && !this.options.toolFrames)) return;
+    this.sink.next(event);
+    if (event.terminal) this.end();
+  }
+
+  overrun(): void {
+    this.end(new StreamOverrunError(this.task.id, this.cursor));
+  }
 }

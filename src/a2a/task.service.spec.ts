@@ -179,6 +179,26 @@ describe('TaskService', () => {
       expect(everything).not.toContain(key);
       expect(everything).toContain('key=[redacted]');
     });
+    it("scrubs the server's credentials from a streamed answer, a key split across its pieces too", async () => {
+      setUp({ auth: { apiKeys: [key] } });
+      const task = await start('a');
+      const answer = (): string => {
+        const part = task.snapshot().artifacts.find((artifact) => artifact.artifactId === 'answer')?.parts[0]?.content;
+        return part?.$case === 'text' ? part.value : '';
+      };
+      // The first piece is an append (no answer began before it): it is scrubbed all the same.
+      bus.publish('answer', task.id, { text: `first ${key.slice(0, 10)}`, append: true, last: false });
+      bus.publish('answer', task.id, { text: `${key.slice(10)} then`, append: true, last: false });
+      expect(answer()).toBe('first [redacted] then');
+      // A new answer starts a new scrub: what the last one held back does not leak into it.
+      bus.publish('answer', task.id, { text: `again ${key.slice(0, 10)}`, append: true, last: false });
+      bus.publish('answer', task.id, { text: 'fresh', append: false, last: false });
+      bus.publish('answer', task.id, { text: ` ${key}`, append: true, last: true });
+      expect(answer()).toBe('fresh [redacted]');
+      const everything = [...Array(task.lastSeq).keys()].map((i) => task.log.get(i + 1)?.json).join('\n');
+      expect(everything).not.toContain(key);
+      expect(everything).not.toContain(key.slice(0, 10));
+    });
   });
 
   it('lists the running tasks (what a drain waits for)', async () => {

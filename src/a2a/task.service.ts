@@ -474,10 +474,7 @@ export class TaskService implements OnApplicationBootstrap {
   private created(task: WrittenTask, input: StartTaskInput): { task: WrittenTask; runContext: Context } {
     const parent = input.traceContext ?? otelContext.active();
     const span = this.startTaskSpan(task, parent);
-    this.track(task, () => {
-      this.countLive(input.caller, -1);
-      endTaskSpan(span, task);
-    });
+    this.track(task, span, input.caller);
     // A span that records nothing and carries no trace (no tracer, no caller trace) adds nothing
     // to the context: the run gets the caller's, and no context (a Map copy) is made per task.
     return { task, runContext: span.isRecording() || isSpanContextValid(span.spanContext()) ? trace.setSpan(parent, span) : parent };
@@ -485,23 +482,30 @@ export class TaskService implements OnApplicationBootstrap {
 
   /**
    * A task this instance writes, for its lifetime: bound to its run's topics, held to the run
-   * deadline, and expired once it settles (then `settled` runs).
+   * deadline, and expired once it settles. With its span: a task created here, which counts
+   * against its caller's live tasks and ends its span as it settles; without: a run taken from
+   * the queue, whose shared live slot is released then. One settle callback per task.
    */
-  private track(task: WrittenTask, settled: () => void): void {
+  private track(task: WrittenTask, span?: Span, caller?: CallerId): void {
     const id = task.id;
     this.live.set(id, task);
-    const subscription = this.binding.bind(id, task);
+    const unbind = this.binding.bind(id, task);
     // A run that never answers must not hold the task and its streams forever.
     this.deadlines.add(id);
     task.whenSettled(() => {
-      subscription.unsubscribe();
+      unbind();
       this.live.delete(id);
       this.deadlines.settled();
       this.cancelling.delete(id);
       const state = taskStateLabel(task.state);
       this.finishedTasks[state] = (this.finishedTasks[state] ?? 0) + 1;
       this.store.expire(id, this.config.taskTtlMs);
-      settled();
+      if (span) {
+        this.countLive(caller, -1);
+        endTaskSpan(span, task);
+      } else {
+        this.liveLimits?.release(id, task.owner);
+      }
     });
   }
 
@@ -551,7 +555,7 @@ export class TaskService implements OnApplicationBootstrap {
   private runTaken(task: WrittenTask, request: SkillRequest): void {
     // The worker renews the task's live slot too: it still counts if its front dies.
     this.liveLimits?.hold(task.id, task.owner);
-    this.track(task, () => this.liveLimits?.release(task.id, task.owner));
+    this.track(task);
     this.starting.add(task.id);
     void this.startRun(task, request);
   }
