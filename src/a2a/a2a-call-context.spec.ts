@@ -1,6 +1,6 @@
 import { VersionNotSupportedError, ExtensionSupportRequiredError } from '@a2a-js/sdk/errors';
 import { TOOL_CALL_V1_EXTENSION_URI, toolCallV1AgentExtension } from '../extensions';
-import { extensionHeaders, negotiate, negotiateVersion } from './a2a-call-context';
+import { extensionHeaders, negotiate, negotiateVersion, type A2aCallContext } from './a2a-call-context';
 
 const OTHER = 'https://example.com/ext/other-v1';
 const card = [toolCallV1AgentExtension(), { uri: OTHER, description: '', required: false, params: undefined }];
@@ -91,6 +91,32 @@ describe('negotiate (remembered per header set)', () => {
     expect(negotiate({ headers: {} }, [], true, undefined).activated).toEqual([TOOL_CALL_V1_EXTENSION_URI]);
     expect(negotiate({ headers: {}, query: { 'A2A-Version': '1.0' } }, card, true, undefined).version).toBe('1.0');
     expect(negotiate({ headers: {}, query: {} }, card, true, undefined).version).toBe('0.3');
+  });
+
+  it('answers every header set as a fresh negotiation would, in any order', () => {
+    const sets: Record<string, string | string[]>[] = [
+      { 'a2a-version': '1.0' },
+      { 'a2a-version': '1.0', 'a2a-extensions': '' },
+      { 'a2a-version': '1.0', 'a2a-extensions': OTHER },
+      { 'a2a-version': '1.0', 'x-a2a-extensions': OTHER },
+      { 'a2a-version': '1.0', 'a2a-extensions': TOOL_CALL_V1_EXTENSION_URI },
+      { 'a2a-version': '', 'a2a-extensions': OTHER },
+      {},
+      { 'a2a-extensions': OTHER },
+      { 'x-a2a-extensions': OTHER },
+      { 'x-a2a-extensions': [OTHER, TOOL_CALL_V1_EXTENSION_URI] },
+      { 'a2a-version': '1.0', 'a2a-extensions': [OTHER, TOOL_CALL_V1_EXTENSION_URI] },
+    ];
+    const shared = [...card];
+    const answer = (ctx: A2aCallContext): unknown => ({ version: ctx.version, toolFrames: ctx.toolFrames, activated: [...ctx.activated] });
+    for (const order of [sets, [...sets].reverse()]) {
+      for (const headers of order) {
+        for (const frames of [true, false]) {
+          // A fresh copy of the card list has nothing remembered.
+          expect(answer(negotiate({ headers: { ...headers } }, shared, frames, undefined))).toEqual(answer(negotiate({ headers: { ...headers } }, [...card], frames, undefined)));
+        }
+      }
+    }
   });
 
   it('refuses a refused header set every time', () => {

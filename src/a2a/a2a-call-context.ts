@@ -68,22 +68,49 @@ interface Negotiated {
   activated: readonly string[];
 }
 
+/** A negotiation remembered with the header values (and option) it was made for. */
+interface Remembered extends Negotiated {
+  framesWhenNoHeader: boolean;
+  versionHeader: string | undefined;
+  extensionsHeader: string | undefined;
+  extensionsHeaderV03: string | undefined;
+}
+
 /**
- * Earlier negotiations per card extension list, by the requests' header values: clients send the
- * same few headers on every request, and negotiating is on every request's path. Bounded: past
+ * Earlier negotiations per card extension list, with the requests' header values: clients send
+ * the same few headers on every request, and negotiating is on every request's path. Found by
+ * comparing the values (no key string built and hashed per request); bounded: past
  * MAX_REMEMBERED distinct header sets, the rest are negotiated each time.
  */
-const remembered = new WeakMap<readonly AgentExtension[], Map<string, Negotiated>>();
+const remembered = new WeakMap<readonly AgentExtension[], Remembered[]>();
 const MAX_REMEMBERED = 64;
 const VERSION_HEADER = A2A_VERSION_HEADER.toLowerCase();
 const EXTENSIONS_HEADER = A2A_EXTENSIONS_HEADER.toLowerCase();
 const EXTENSIONS_HEADER_V03 = A2A_EXTENSIONS_HEADER_V03.toLowerCase();
 
 function negotiated(source: NegotiationSource, cardExtensions: readonly AgentExtension[], framesWhenNoHeader: boolean): Negotiated {
-  const key = rememberKey(source, framesWhenNoHeader);
-  let byKey = remembered.get(cardExtensions);
-  const known = key === undefined ? undefined : byKey?.get(key);
-  if (known) return known;
+  const { headers } = source;
+  const versionHeader = headers[VERSION_HEADER];
+  const extensionsHeader = headers[EXTENSIONS_HEADER];
+  const extensionsHeaderV03 = headers[EXTENSIONS_HEADER_V03];
+  // Remembered only for single header values, and a version not given as a query parameter.
+  const rememberable =
+    (typeof versionHeader === 'string' || (versionHeader === undefined && versionParameter(source) === undefined)) &&
+    typeof extensionsHeader !== 'object' &&
+    typeof extensionsHeaderV03 !== 'object';
+  let known = rememberable ? remembered.get(cardExtensions) : undefined;
+  if (known) {
+    for (const earlier of known) {
+      if (
+        earlier.versionHeader === versionHeader &&
+        earlier.extensionsHeader === extensionsHeader &&
+        earlier.extensionsHeaderV03 === extensionsHeaderV03 &&
+        earlier.framesWhenNoHeader === framesWhenNoHeader
+      ) {
+        return earlier;
+      }
+    }
+  }
   const version = negotiateVersion(source);
   const requested = requestedExtensions(source.headers);
   const missing = cardExtensions.filter((ext) => ext.required && !requested?.includes(ext.uri)).map((ext) => ext.uri);
@@ -95,26 +122,13 @@ function negotiated(source: NegotiationSource, cardExtensions: readonly AgentExt
   );
   if (toolFrames && !activated.includes(TOOL_CALL_V1_EXTENSION_URI)) activated.unshift(TOOL_CALL_V1_EXTENSION_URI);
   const result: Negotiated = { version, toolFrames, activated: Object.freeze(activated) };
-  if (key !== undefined) {
-    if (!byKey) remembered.set(cardExtensions, (byKey = new Map()));
-    if (byKey.size < MAX_REMEMBERED) byKey.set(key, result);
+  if (rememberable) {
+    if (!known) remembered.set(cardExtensions, (known = []));
+    if (known.length < MAX_REMEMBERED) {
+      known.push({ ...result, framesWhenNoHeader, versionHeader, extensionsHeader: extensionsHeader as string | undefined, extensionsHeaderV03: extensionsHeaderV03 as string | undefined });
+    }
   }
   return result;
-}
-
-/**
- * The key of what negotiation reads: the version header and the two extension headers, each a
- * single value or absent (header values cannot hold a NUL). Undefined (not remembered) for a
- * version given as a query parameter, or a header sent more than once.
- */
-function rememberKey(source: NegotiationSource, framesWhenNoHeader: boolean): string | undefined {
-  const { headers } = source;
-  const version = headers[VERSION_HEADER];
-  const extensions = headers[EXTENSIONS_HEADER];
-  const extensionsV03 = headers[EXTENSIONS_HEADER_V03];
-  if (typeof version !== 'string' && (version !== undefined || versionParameter(source) !== undefined)) return undefined;
-  if (typeof extensions === 'object' || typeof extensionsV03 === 'object') return undefined;
-  return `${framesWhenNoHeader ? 1 : 0}\0${version ?? '\0'}\0${extensions ?? '\0'}\0${extensionsV03 ?? '\0'}`;
 }
 
 function versionParameter(source: NegotiationSource): string | undefined {
