@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } fro
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, isSpanContextValid, trace, type Context, type Span } from '@opentelemetry/api';
 import { AgentBus, type SkillRequest } from '../runtime';
+import { SteadyMap } from '../runtime/steady-map';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { withFields } from '../common/with-fields';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
@@ -143,8 +144,11 @@ export function taskStateLabel(state: TaskState): string {
 @Injectable()
 export class TaskService implements OnApplicationBootstrap {
   private readonly logger = new Logger(TaskService.name);
-  /** Tasks this instance writes that are not yet terminal. */
-  private readonly live = new Map<string, WrittenTask>();
+  /**
+   * Tasks this instance writes that are not yet terminal. A SteadyMap: with tasks one at a time,
+   * a Map would be emptied, and given a new (old-space) hash table, once per task.
+   */
+  private readonly live = new SteadyMap<WrittenTask>();
   /** Live tasks per caller, and admissions still being created (what maxLiveTasks* count). */
   private readonly livePerCaller = new Map<CallerId, number>();
   private admitting = 0;
@@ -708,7 +712,7 @@ export class TaskService implements OnApplicationBootstrap {
 
   /** Tasks written here and not yet terminal (what a drain waits for). */
   running(): WrittenTask[] {
-    return [...this.live.values()];
+    return this.live.values();
   }
 
   metrics(): A2aMetrics {
