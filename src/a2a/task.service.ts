@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } fro
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { SpanKind, SpanStatusCode, context as otelContext, isSpanContextValid, trace, type Context, type Span } from '@opentelemetry/api';
 import { AgentBus, type SkillRequest } from '../runtime';
-import { SteadyMap } from '../runtime/steady-map';
+import { SteadyMap } from '../common/steady-map';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
 import { withFields } from '../common/with-fields';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';

@@ -10,7 +10,7 @@ import { endToolSpan, startToolSpan } from './frame-spans';
 import { AgentBus, publishingThrough, type TaskPublisher } from './agent-bus';
 import { Narrator } from './narration';
 import { NARRATOR } from './runtime.constants';
-import { SteadyMap } from './steady-map';
+import { SteadyMap } from '../common/steady-map';
 import { checkRuntimeOptions, RUNTIME_MODULE_OPTIONS, type RuntimeModuleOptions } from './runtime.module-definition';
 import type { ReplyPayload, SkillRequest, TaskTopicKind, TaskTopicPayloads } from './runtime.topics';
 

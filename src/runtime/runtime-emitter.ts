@@ -1,6 +1,6 @@
 import { EventEmitter2, type event as EventName, type eventNS as EventNamespace, type ListenerFn } from 'eventemitter2';
 import { SKILL_CANCEL_TOPIC, SKILL_REQUEST_TOPIC, taskTopic, type TaskTopicKind } from './runtime.topics';
-import { SteadyMap } from './steady-map';
+import { SteadyMap } from '../common/steady-map';
 
 const TASK_TOPIC_PREFIX = 'agent.skill.';
 const TASK_TOPIC_KIND_LIST: readonly TaskTopicKind[] = ['progress', 'toolframe', 'answer', 'reply'];
