@@ -136,6 +136,7 @@ export class InMemoryTaskStore extends TaskStore {
     // no copy of its text at its end); a task without is compacted (see TaskRecord.compactSettled).
     // The fields one by one in a literal of one shape, not withFields' copy (Object.assign into an
     // empty object, past its in-object room: a property store grown per task, and a second object).
+    // `satisfies`: a field NewTask gains and this list does not pass on is a compile error, not a silent drop.
     const task = new StoredTask({
       id: init.id,
       contextId: init.contextId,
@@ -146,7 +147,7 @@ export class InMemoryTaskStore extends TaskStore {
       maxFinishedTools: this.options.maxFinishedToolsPerTask,
       onStatus: this.onStatus,
       keptWhenSettled: true,
-    });
+    } satisfies { [K in keyof NewTask]-?: unknown } & Record<string, unknown>);
     if (this.pendingId === task.id) {
       task.claim = this.pendingKey;
       this.pendingId = this.pendingKey = undefined;
