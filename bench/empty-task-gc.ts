@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/empty-task-gc.ts [tasks] [--target=limit|floor] [--cpu-prof=FILE] [--heap-sample[-all]=FILE] [--warm=N]`
+ * `node -r ts-node/register/transpile-only bench/empty-task-gc.ts [tasks] [--target=limit|floor] [--cpu-prof=FILE] [--heap-sample[-all]=FILE] [--warm=N] [--perf=FILE[,g]]`
  *
  * Where an empty task's garbage goes: toolstream's server (the benchmark's, as
  * bench/servers/toolstream-server.ts builds it) or the limit runs in this process, the load
@@ -18,13 +18,17 @@
  * which the machine's load does not move (the server's user space only, its helper threads
  * included; no kernel time): the compiled script under `valgrind --tool=cachegrind
  * --cache-sim=no --cachegrind-out-file=/dev/null node …/empty-task-gc.js 1000 --warm=4000` and
- * again with 3000 tasks; the difference of the two `I refs` over 2,000.
+ * again with 3000 tasks; the difference of the two `I refs` over 2,000. `--perf=FILE` samples
+ * this process with Linux perf over the measured tasks (every thread, kernel time included;
+ * `--perf=FILE,g` with call chains; run node with `--perf-basic-prof` for JavaScript names), and
+ * `bench/perf-split.ts FILE <tasks>` says where the CPU went.
  */
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { watchGcPauses } from './lib/gc-pauses';
+import { startPerfRecord } from './lib/perf-record';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
 
 async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
@@ -52,15 +56,18 @@ async function main(): Promise<void> {
     // A mark for reading --trace-gc-nvp's lines of the measured tasks only.
     console.log(`${target}: warm, measuring ${tasks} tasks`);
     await profile?.start();
+    const [perfFile, perfGraph] = option('perf')?.split(',') ?? [];
+    const perf = perfFile ? await startPerfRecord(perfFile, perfGraph === 'g') : undefined;
     const gcWatch = watchGcPauses();
     const cpu = process.cpuUsage();
     const result = await load.run({ url, streams: tasks, maxOpen: 1, scenario, timeLimitMs: 3_000_000 });
     const used = process.cpuUsage(cpu);
+    await perf?.stop();
     await profile?.stop();
     const pauses = await gcWatch.stop(100);
     if (result.completed !== tasks) throw new Error(`${tasks - result.completed} tasks did not complete: ${result.errors.slice(0, 3).join('; ')}`);
     const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / tasks).toFixed(1)} µs/task`).join(', ');
-    console.log(`${target}: ${((used.user + used.system) / tasks).toFixed(0)} µs of CPU per empty task; GC pauses ${gc}; load average ${loadavg()[0].toFixed(1)}`);
+    console.log(`${target}: ${((used.user + used.system) / tasks).toFixed(0)} µs of CPU per empty task (user ${(used.user / tasks).toFixed(0)}, system ${(used.system / tasks).toFixed(0)}); GC pauses ${gc}; load average ${loadavg()[0].toFixed(1)}`);
   } finally {
     await load.stop();
     server.close();

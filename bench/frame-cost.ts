@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/frame-cost.ts <streams> <toolCalls> [reps=3] [--target=limit] [--open=<n>] [--gc-counts] [--heap]`
+ * `node -r ts-node/register/transpile-only bench/frame-cost.ts <streams> <toolCalls> [reps=3] [--target=limit] [--open=<n>] [--gc-counts] [--heap] [--perf=FILE[,g]]`
  *
  * The per-frame cost of the streaming path, in-process: the server (toolstream's, as
  * bench/servers/toolstream-server.ts builds it, or the limit) runs in this process, the load
@@ -12,7 +12,10 @@
  * - `--gc-counts` runs it again under `node --trace-gc-nvp` and adds, per repetition, the bytes
  *   the young-generation GC promoted and the bytes allocated, per frame, and the scavenges;
  * - `--heap` adds V8's sampling heap profile of the repetition: bytes allocated per frame, by
- *   function (inlined functions count as their caller; `node --no-turbo-inlining` splits them).
+ *   function (inlined functions count as their caller; `node --no-turbo-inlining` splits them);
+ * - `--perf=FILE` samples this process with Linux perf over the repetitions (every thread, kernel
+ *   time included; `--perf=FILE,g` with call chains; run node with `--perf-basic-prof` for
+ *   JavaScript names); `bench/perf-split.ts FILE <frames>` says where the CPU went.
  * Under ts-node, compare toolstream and the limit (or two checkouts) run the same way, not these
  * figures with the benchmark's compiled servers.
  */
@@ -22,6 +25,7 @@ import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { watchGcPauses } from './lib/gc-pauses';
+import { startPerfRecord } from './lib/perf-record';
 import { LoadProcess } from './lib/processes';
 
 const RESULT = 'frame-cost:';
@@ -57,7 +61,7 @@ function allocationLines(head: ProfileNode, frames: number): string {
   return `\n  allocated ${(total / frames).toFixed(0)} B per frame (sampled); by function:\n${top.map(([k, v]) => `    ${(v / frames).toFixed(0).padStart(6)} B  ${k}`).join('\n')}`;
 }
 
-async function measure(streams: number, toolCalls: number, reps: number, target: string, heap: boolean, maxOpen?: number): Promise<void> {
+async function measure(streams: number, toolCalls: number, reps: number, target: string, heap: boolean, maxOpen?: number, perfOption?: string): Promise<void> {
   const { server, rpcPath } = await serve(target);
   await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${rpcPath}`;
@@ -69,6 +73,8 @@ async function measure(streams: number, toolCalls: number, reps: number, target:
     await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
     // The warm-up's GC lines end here (see --gc-counts).
     console.log(`${RESULT} warm-up done`);
+    const [perfFile, perfGraph] = perfOption?.split(',') ?? [];
+    const perf = perfFile ? await startPerfRecord(perfFile, perfGraph === 'g') : undefined;
     for (let rep = 0; rep < reps; rep++) {
       const gcWatch = watchGcPauses();
       if (heap) await post(session, 'HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
@@ -84,6 +90,7 @@ async function measure(streams: number, toolCalls: number, reps: number, target:
           `${result.framesPerSec.toFixed(0)} frames/s; GC pauses per frame: ${gc}; load average ${loadavg()[0].toFixed(1)}${allocation}`,
       );
     }
+    await perf?.stop();
   } finally {
     session.disconnect();
     await load.stop();
@@ -117,12 +124,12 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--gc-counts')) return withGcCounts(args);
   const [streams, toolCalls, reps = 3] = args.filter((a) => !a.startsWith('--')).map(Number);
-  if (!(streams > 0 && toolCalls > 0 && reps > 0)) throw new Error('usage: bench/frame-cost.ts <streams> <toolCalls> [reps] [--target=limit] [--open=<n>] [--gc-counts] [--heap]');
+  if (!(streams > 0 && toolCalls > 0 && reps > 0)) throw new Error('usage: bench/frame-cost.ts <streams> <toolCalls> [reps] [--target=limit] [--open=<n>] [--gc-counts] [--heap] [--perf=FILE[,g]]');
   const target = args.find((a) => a.startsWith('--target='))?.slice('--target='.length) ?? 'toolstream';
   const open = args.find((a) => a.startsWith('--open='));
   const maxOpen = open ? Number(open.slice('--open='.length)) : undefined;
   if (maxOpen !== undefined && !(maxOpen > 0)) throw new Error('--open=<n> needs a positive number');
-  await measure(streams, toolCalls, reps, target, args.includes('--heap'), maxOpen);
+  await measure(streams, toolCalls, reps, target, args.includes('--heap'), maxOpen, args.find((a) => a.startsWith('--perf='))?.slice('--perf='.length));
 }
 
 main().then(

@@ -1,0 +1,56 @@
+/**
+ * Linux `perf record` around part of a bench script: samples this process (every thread, kernel
+ * included) on the software CPU clock, which works on this VM (no hardware counters here). V8's
+ * own profiler sees only the main thread's JavaScript and counts time waiting in a system call as
+ * that call's; perf counts CPU time only, wherever it is spent: the kernel, the GC's helper
+ * threads, the compiler's. For JavaScript names node must run with `--perf-basic-prof` (the map
+ * file perf reads is written as code is compiled). bench/perf-split.ts summarises the file.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { statSync } from 'node:fs';
+
+export interface PerfRecording {
+  /** Stops perf (SIGINT: it writes its file and exits) and waits for it. */
+  stop(): Promise<void>;
+}
+
+/** Whether `perf` can be run here; the reason when not. */
+export function perfMissing(): string | undefined {
+  const probe = spawnSync('perf', ['--version'], { encoding: 'utf8' });
+  return probe.status === 0 ? undefined : `perf is not available (${probe.error?.message ?? probe.stderr.trim()}): apt-get install linux-perf`;
+}
+
+/** Starts sampling this process into `file` (`callGraph`: with call chains, `-g`); resolves once perf has attached. */
+export async function startPerfRecord(file: string, callGraph = false, hz = 4999): Promise<PerfRecording> {
+  const missing = perfMissing();
+  if (missing) throw new Error(missing);
+  if (!process.execArgv.includes('--perf-basic-prof')) console.warn('perf-record: node runs without --perf-basic-prof: JavaScript frames will have no names');
+  const args = ['record', '-F', String(hz), ...(callGraph ? ['-g'] : []), '-p', String(process.pid), '-o', file];
+  const perf: ChildProcess = spawn('perf', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  perf.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // perf writes its file's header once it has attached to the process.
+  for (let waited = 0; ; waited += 20) {
+    if (perf.exitCode !== null) throw new Error(`perf record exited (${perf.exitCode}): ${stderr.trim()}`);
+    if (sizeOf(file) > 0) break;
+    if (waited > 10_000) throw new Error('perf record did not start within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return {
+    stop: async () => {
+      if (perf.exitCode !== null) return;
+      const exited = once(perf, 'exit');
+      perf.kill('SIGINT');
+      await exited;
+    },
+  };
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
