@@ -14,10 +14,11 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 const KINDS: [string, RegExp][] = [
-  ['garbage collector', /Scaveng|Heap::|MarkCompact|Sweeper|Marking|Worklist|Evacuat|MemoryChunk|PagedSpace|NewSpace|SemiSpace|MemoryAllocator|RememberedSet|SlotSet|BodyDescriptor|LargeObject|RecordWrite|Unmapper|MinorM|GCTracer|ObjectVisitor|IterateP/],
-  ['compiling', /Compil|Parser|Scanner|Maglev|compiler::|Zone|BytecodeGenerator|BytecodeArray/],
-  ['inline caches, lookups', /IC_|IC::|StubCache|LookupIterator|FeedbackNexus|LoadIC|StoreIC|KeyedHas/],
   ['JSON', /Json/],
+  ['Node and libuv', /node::|^uv_|^uv__|llhttp/],
+  ['garbage collector', /Scaveng|Heap::|MarkCompact|Sweeper|Marking|Worklist|Evacuat|MemoryChunk|PagedSpace|NewSpace|SemiSpace|MemoryAllocator|RememberedSet|SlotSet|BodyDescriptor|LargeObject|RecordWrite|Unmapper|MinorM|GCTracer|ObjectVisitor|IterateP/],
+  ['compiling', /Compil|compiler::|Maglev|Zone|BytecodeGenerator|BytecodeArray|internal::Parser|PreParser|Scanner/],
+  ['inline caches, lookups', /IC_|IC::|StubCache|LookupIterator|FeedbackNexus|LoadIC|StoreIC|KeyedHas/],
   ['strings', /String|Utf8/],
 ];
 
@@ -32,7 +33,6 @@ export function kindOf(symbol: string, dso: string): string {
   if (/^Builtins_Interpreter/.test(symbol)) return 'JavaScript, baseline or interpreted';
   for (const [kind, pattern] of KINDS) if (pattern.test(symbol)) return kind;
   if (symbol.startsWith('Builtins_')) return 'other builtins';
-  if (/node::|^uv_|^uv__|llhttp/.test(symbol)) return 'Node and libuv';
   return 'V8, other';
 }
 
