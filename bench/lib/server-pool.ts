@@ -4,7 +4,7 @@ import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
 import { gcFigures, type GcDuringRun } from './gc-pauses';
 import type { BenchRedis } from './redis';
-import { countsPer, cpuUsageOf, procCounts, type ProcCounts } from './proc-counts';
+import { countsPer, cpuUsageOf, procCounts, threadCpu, type ProcCounts } from './proc-counts';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
@@ -57,6 +57,12 @@ export interface RunRecord {
   redisCommandsPerFrame?: number;
   /** Runs that watched the server's GC (the paced rows). */
   gc?: ReturnType<typeof gcFigures>;
+  /**
+   * The server's CPU on threads other than its main one during the run, in µs (/proc, 10 ms
+   * ticks per thread): V8's GC helpers (concurrent marking and sweeping, parallel scavenging)
+   * and its compiler. A major GC's cycle shows here first (results before round 18 have none).
+   */
+  serverOtherThreadsUs?: number;
 }
 
 /**
@@ -92,6 +98,8 @@ export interface MeasuredRun {
   redisCommands?: number;
   gc?: GcDuringRun;
   counts?: RunCounts;
+  /** See RunRecord.serverOtherThreadsUs. */
+  serverOtherThreadsUs?: number;
 }
 
 function perFrame(counts: RunCounts | undefined, frames: number): Partial<RunRecord> {
@@ -148,7 +156,18 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
     ...(run.redisCommands !== undefined ? { redisCommandsPerFrame: r.frames > 0 ? run.redisCommands / r.frames : NaN } : {}),
     ...perFrame(run.counts, r.frames),
     ...(run.gc ? { gc: gcFigures(run.gc) } : {}),
+    ...(run.serverOtherThreadsUs !== undefined ? { serverOtherThreadsUs: run.serverOtherThreadsUs } : {}),
   };
+}
+
+/** threadCpu, or undefined where it cannot be read (no /proc, the process gone, a thread ended between the listing and its read). */
+function threadCpuOf(pid: number | undefined): { main: number; others: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    return threadCpu(pid);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -218,9 +237,11 @@ export class ServerPool {
     const gcBefore = watchGc ? await server.gcPauses() : undefined;
     const asked = await server.cpuUsage();
     const procBefore = procCounts(server.pid);
+    const threadsBefore = threadCpuOf(server.pid);
     const loadBefore = procCounts(this.load.pid);
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
     const procAfter = procCounts(server.pid);
+    const threadsAfter = threadCpuOf(server.pid);
     const loadAfter = procCounts(this.load.pid);
     // A cut run leaves its streams' work running in the server (the reference never aborts a run
     // whose client left), and that keeps its event loop from answering until the work is done:
@@ -255,7 +276,8 @@ export class ServerPool {
     // Failed streams fail the whole run (the validity ledger); all of them failing means the
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
-    return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts };
+    const serverOtherThreadsUs = threadsBefore && threadsAfter ? threadsAfter.others - threadsBefore.others : undefined;
+    return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts, serverOtherThreadsUs };
   }
 
   /** @param kill true: at once (SIGKILL), for a server busy with a cut run's work, which would not exit when asked */

@@ -128,6 +128,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
   const oursOverFloor: number[] = [];
   /** The GCs other than scavenges (mark-compacts and their incremental steps) in each counted run. */
   const majorGcs = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
+  /** Each counted run's CPU on the server's other threads per task: a major GC's marking and sweeping. */
+  const otherThreads = new Map<Target, number[]>(EMPTY_TASK_TARGETS.map((t) => [t, []]));
   const warmUp = await warmUpEmptyTasks(config, pool, EMPTY_TASK_TARGETS);
   for (const target of EMPTY_TASK_TARGETS) {
     const warm = warmUp[target];
@@ -143,6 +145,7 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
       afterIdle.get(target)?.push((await emptyRun(pool, target, tasks)).cpuPerTaskUs);
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks, true);
       majorGcs.get(target)?.push(run.gc?.others.length ?? NaN);
+      otherThreads.get(target)?.push((run.serverOtherThreadsUs ?? NaN) / tasks);
       runs.push(runRecord(run, rep, EMPTY));
       same[target] = cpuPerTaskUs;
       perTask.get(target)?.push(cpuPerTaskUs);
@@ -168,7 +171,8 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
     `empty task CPU: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ` +
       `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}; ` +
       `uncounted runs after idling, µs per task: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(afterIdle.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}; ` +
-      `GCs other than scavenges in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(majorGcs.get(t) ?? []).join(', ')}`).join('; ')}`,
+      `GCs other than scavenges in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(majorGcs.get(t) ?? []).join(', ')}`).join('; ')}; ` +
+      `CPU on the servers' other threads (GC helpers, compiler), µs per task in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(otherThreads.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}`,
   );
   return result;
 }
