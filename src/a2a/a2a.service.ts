@@ -266,7 +266,8 @@ export class A2aService {
     checkTextLength(text, this.config.maxTextLength);
     // The agent reads one metadata map: the message's own keys over the request's.
     const metadata = message.metadata || request.metadata ? { ...request.metadata, ...message.metadata } : undefined;
-    return { message, text, caller: ctx.caller, metadata, traceContext: ctx.traceContext };
+    // Every field of the input, taskId too: the copies made of it on the way (task.service.ts startInputWith) keep its one shape.
+    return { message, text, caller: ctx.caller, metadata, taskId: undefined, traceContext: ctx.traceContext };
   }
 
   private async require(id: string, ctx: A2aCallContext): Promise<TaskView> {

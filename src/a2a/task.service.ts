@@ -5,7 +5,6 @@ import { SpanKind, SpanStatusCode, context as otelContext, isSpanContextValid, t
 import { AgentBus, type SkillRequest } from '../runtime';
 import { SteadyMap } from '../common/steady-map';
 import { A2A_TASK_ID, A2A_TASK_STATE, GEN_AI, GEN_AI_OPERATION, invokeAgentSpanName, toolstreamTracer, traceCarrier } from '../tracing';
-import { withFields } from '../common/with-fields';
 import { A2A_CONFIG, A2A_ROLE } from './a2a.constants';
 import type { A2aConfig, ToolstreamRole } from './a2a.module-definition';
 import { echo, invalidParams, serviceUnavailable, tooManyLiveTasks } from './a2a-errors';
@@ -46,12 +45,17 @@ interface Admission {
 interface Created {
   task: WrittenTask;
   runContext: Context;
+}
+
+/**
+ * What `admitted` answers: what `create` made, with the input as admitted and its conversation,
+ * in one object of one shape (not `made`'s fields copied into it: a generic copy per send).
+ */
+interface Admitted<T> {
+  made: T;
   admitted: StartTaskInput;
   conversation: Conversation;
 }
-
-/** What `admitted` answers: what `create` made, with the input as admitted and its conversation. */
-type Admitted<T> = T & { admitted: StartTaskInput; conversation: Conversation };
 
 /** A task started for the stream that asked for it (see `startStreaming`). */
 export interface StreamingStart {
@@ -267,7 +271,7 @@ export class TaskService implements OnApplicationBootstrap {
   }
 
   private claimed(input: StartTaskInput, messageId: string, taskId: string, earlier: string | undefined, missing: string[]): ClaimedSend | Promise<ClaimedSend> {
-    if (earlier === undefined) return { input: withFields(input, { taskId }) };
+    if (earlier === undefined) return { input: startInputWith(input, input.message, input.text, taskId) };
     return this.claimedBefore(input, messageId, taskId, earlier, missing);
   }
 
@@ -276,7 +280,7 @@ export class TaskService implements OnApplicationBootstrap {
     // Its task stayed missing over two whole waits: the claim outlived it (it expired or was
     // evicted without its claim); this send is the message's first again.
     if (missing.length >= 2 && missing.slice(-2).every((id) => id === earlier)) {
-      if (await this.store.replaceMessageClaim(input.caller, messageId, earlier, taskId)) return { input: withFields(input, { taskId }) };
+      if (await this.store.replaceMessageClaim(input.caller, messageId, earlier, taskId)) return { input: startInputWith(input, input.message, input.text, taskId) };
     }
     // A concurrent send of the same message may still be creating its task.
     for (let waited = 0; waited <= CLAIM_WAIT_MS; waited += CLAIM_POLL_MS) {
@@ -297,7 +301,11 @@ export class TaskService implements OnApplicationBootstrap {
    */
   async start(input: StartTaskInput): Promise<TaskView> {
     if (this.queue) return this.enqueue(input);
-    const { task, runContext, admitted, conversation } = await this.admitAndCreate(input);
+    const {
+      made: { task, runContext },
+      admitted,
+      conversation,
+    } = await this.admitAndCreate(input);
     this.dispatch(task, admitted, conversation, runContext);
     return task;
   }
@@ -317,7 +325,7 @@ export class TaskService implements OnApplicationBootstrap {
     return created instanceof Promise ? created.then((c) => this.startedStreaming(c, options)) : this.startedStreaming(created, options);
   }
 
-  private startedStreaming({ task, runContext, admitted, conversation }: Created, options: Omit<FollowOptions, 'after'>): StreamingStart {
+  private startedStreaming({ made: { task, runContext }, admitted, conversation }: Admitted<Created>, options: Omit<FollowOptions, 'after'>): StreamingStart {
     const release = task.hold(0);
     this.dispatch(task, admitted, conversation, runContext);
     // One stream, which releases the hold once it has attached (from the first event on).
@@ -346,16 +354,19 @@ export class TaskService implements OnApplicationBootstrap {
         },
       ]);
     }
-    return { admitted: withFields(input, { message: this.content.message(input.message), text: this.content.text(input.text) }), conversation };
+    return { admitted: startInputWith(input, this.content.message(input.message), this.content.text(input.text), input.taskId), conversation };
   }
 
   /**
    * Admission and creation as one step for the live-task limits: a task counts against them
    * from its admission on, so concurrent requests cannot all slip past the check.
    */
-  private admitAndCreate(input: StartTaskInput): Created | Promise<Created> {
-    return this.admitted(input, (admitted) => this.create(admitted));
+  private admitAndCreate(input: StartTaskInput): Admitted<Created> | Promise<Admitted<Created>> {
+    return this.admitted(input, this.createTask);
   }
+
+  /** `create` as the callback `admitted` takes: made once, not a closure per send. */
+  private readonly createTask = (admitted: StartTaskInput): Created | Promise<Created> => this.create(admitted);
 
   /**
    * Checks the live-task limits, admits the input and runs `create` on it, counted as live from
@@ -387,14 +398,14 @@ export class TaskService implements OnApplicationBootstrap {
       } else {
         const created = createAdmitted(create, admission.admitted, admission.conversation);
         if (!(created instanceof Promise)) {
-          task = created.task;
+          task = created.made.task;
           return created;
         }
         pending = created;
       }
       return pending.then(
         (result) => {
-          this.endAdmission(input, result.task);
+          this.endAdmission(input, result.made.task);
           return result;
         },
         (err: unknown) => {
@@ -442,7 +453,7 @@ export class TaskService implements OnApplicationBootstrap {
       const admission = this.admit(input);
       const { admitted, conversation } = admission instanceof Promise ? await admission : admission;
       const created = await createAdmitted(create, admitted, conversation);
-      task = created.task;
+      task = created.made.task;
       return created;
     } finally {
       if (!task) {
@@ -462,20 +473,20 @@ export class TaskService implements OnApplicationBootstrap {
   }
 
   /** The task, bound to its topics, and the context of its `invoke_agent` span for the run. */
-  private create(input: StartTaskInput): { task: WrittenTask; runContext: Context } | Promise<{ task: WrittenTask; runContext: Context }> {
+  private create(input: StartTaskInput): Created | Promise<Created> {
     const id = input.taskId ?? newTaskId();
     const contextId = input.message.contextId || newTaskId();
     const task = this.store.create({
       id,
       contextId,
       owner: input.caller,
-      message: withFields(input.message, { taskId: id, contextId }),
+      message: messageIn(input.message, id, contextId),
       text: input.text,
     });
     return task instanceof Promise ? task.then((created) => this.created(created, input)) : this.created(task, input);
   }
 
-  private created(task: WrittenTask, input: StartTaskInput): { task: WrittenTask; runContext: Context } {
+  private created(task: WrittenTask, input: StartTaskInput): Created {
     const parent = input.traceContext ?? otelContext.active();
     const span = this.startTaskSpan(task, parent);
     this.track(task, span, input.caller);
@@ -522,11 +533,13 @@ export class TaskService implements OnApplicationBootstrap {
     const limits = this.liveLimits as RedisLiveLimits;
     let view: TaskView | undefined;
     // The id first: the task's live slot is taken under it.
-    const { task } = await this.admitted(withFields(input, { taskId: input.taskId ?? newTaskId() }), async (admitted, conversation) => {
+    const {
+      made: { task },
+    } = await this.admitted(startInputWith(input, input.message, input.text, input.taskId ?? newTaskId()), async (admitted, conversation) => {
       const id = admitted.taskId as string;
       const contextId = admitted.message.contextId || newTaskId();
       const parent = admitted.traceContext ?? otelContext.active();
-      const init = { id, contextId, owner: admitted.caller, message: withFields(admitted.message, { taskId: id, contextId }), text: admitted.text };
+      const init = { id, contextId, owner: admitted.caller, message: messageIn(admitted.message, id, contextId), text: admitted.text };
       // The span starts here: the run, wherever it runs, continues it.
       const span = this.startTaskSpan(init, parent);
       const request: SkillRequest = {
@@ -736,8 +749,39 @@ function createAdmitted<T extends object>(
   conversation: Conversation,
 ): Admitted<T> | Promise<Admitted<T>> {
   const created = create(admitted, conversation);
-  if (created instanceof Promise) return created.then((made) => withFields(made, { admitted, conversation }));
-  return withFields(created, { admitted, conversation });
+  if (created instanceof Promise) return created.then((made) => ({ made, admitted, conversation }));
+  return { made: created, admitted, conversation };
+}
+
+/**
+ * The input with this message, text and task id, the rest as `input` has them: one literal of
+ * the input's one shape, where withFields' copy (Object.assign into an empty object, grown past
+ * its in-object room) was a generic copy and a property store more, twice per send.
+ * `satisfies`: a field StartTaskInput gains and this list does not pass on is a compile error.
+ */
+function startInputWith(input: StartTaskInput, message: Message, text: string, taskId: string | undefined): StartTaskInput {
+  return {
+    message,
+    text,
+    caller: input.caller,
+    metadata: input.metadata,
+    taskId,
+    traceContext: input.traceContext,
+  } satisfies { [K in keyof StartTaskInput]-?: unknown };
+}
+
+/** The message stamped with its task and context, every other field as it came (one literal, as `startInputWith`). */
+function messageIn(message: Message, taskId: string, contextId: string): Message {
+  return {
+    messageId: message.messageId,
+    contextId,
+    taskId,
+    role: message.role,
+    parts: message.parts,
+    metadata: message.metadata,
+    extensions: message.extensions,
+    referenceTaskIds: message.referenceTaskIds,
+  } satisfies { [K in keyof Message]-?: unknown };
 }
 
 /** Ends a task's span with its terminal state; a failed task's span has error status and its message. */
