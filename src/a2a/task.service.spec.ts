@@ -249,6 +249,19 @@ describe('TaskService', () => {
       expect((await service.start(retry.input)).state).toBe(TaskState.TASK_STATE_SUBMITTED);
     });
 
+    it('starts a claimed send with its message whole, stamped with the claimed task id and a new context, and its metadata', async () => {
+      const sent: Message = { ...message('whole'), metadata: { from: 'client' }, extensions: ['urn:x-ext'], referenceTaskIds: ['earlier-task'] };
+      const send = await service.claim({ message: sent, text: 'whole', caller: 'alice', metadata: { run: 'meta' } });
+      if (send.repeated) throw new Error('a new message was taken for a repeat');
+      const { task } = await streaming(send.input, { toolFrames: true });
+      expect(task.id).toBe(send.input.taskId);
+      expect(task.contextId).not.toBe('');
+      expect(task.snapshot().history).toEqual([{ ...sent, taskId: task.id, contextId: task.contextId }]);
+      expect(requests[0]).toMatchObject({ correlationId: task.id, contextId: task.contextId, message: 'whole', metadata: { run: 'meta' } });
+      // The client's message object itself is not stamped.
+      expect(sent.taskId).toBe('');
+    });
+
     it('counts concurrent admissions, so a burst cannot slip past the limit', async () => {
       setUp({ maxLiveTasks: 5 });
       const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => start(`t${i}`)));
