@@ -197,6 +197,35 @@ describe('EventLog', () => {
     for (let seq = 1; seq <= 14; seq++) expect(log.get(seq)).toBe(seq * 3);
   });
 
+  it('cool() moves the hot events into the open block too, and the log reads the same however often it is cooled', () => {
+    const opened: OpenNumberBlock[] = [];
+    const closed: NumberBlock[] = [];
+    const log = new EventLog<number>(1_000, (n) => n % 10, 1, openPacking(4, 8, opened, closed));
+    for (let i = 1; i <= 3; i++) log.append(i * 3);
+    log.cool();
+    expect(opened.map((b) => [b.firstSeq, b.count])).toEqual([[1, 3]]);
+    // Cooled after every append, past the tail's compaction (every 16) and two closed blocks.
+    for (let i = 4; i <= 40; i++) {
+      log.append(i * 3);
+      log.cool();
+      expect(opened[opened.length - 1].count).toBe(((i - 1) % 8) + 1);
+    }
+    expect(closed.map((b) => [b.firstSeq, b.count])).toEqual([
+      [1, 8],
+      [9, 8],
+      [17, 8],
+      [25, 8],
+      [33, 8],
+    ]);
+    for (let seq = 1; seq <= 40; seq++) expect(log.get(seq)).toBe(seq * 3);
+    expect(log.bytes).toBe([...Array(40).keys()].reduce((sum, i) => sum + (((i + 1) * 3) % 10), 0));
+    // Without an open block to cool into, it keeps its events as they are.
+    const plain = new EventLog<number>(1_000, undefined, 1, packing(4, 8));
+    for (let i = 1; i <= 3; i++) plain.append(i);
+    plain.cool();
+    expect([1, 2, 3].map((seq) => plain.get(seq))).toEqual([1, 2, 3]);
+  });
+
   it('with an open block, a log that opened none keeps its events as they are on fit()', () => {
     const opened: OpenNumberBlock[] = [];
     const log = new EventLog<number>(1_000, undefined, 1, openPacking(4, 8, opened));
@@ -212,6 +241,7 @@ describe('EventLog', () => {
       fc.record({ kind: fc.constant('trim' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
       fc.record({ kind: fc.constant('pack' as const) }),
       fc.record({ kind: fc.constant('fit' as const) }),
+      fc.record({ kind: fc.constant('cool' as const) }),
     );
     fc.assert(
       fc.property(
@@ -234,6 +264,7 @@ describe('EventLog', () => {
               log.trim(o.keepAfter);
               plain.trim(o.keepAfter);
             } else if (o.kind === 'fit') log.fit();
+            else if (o.kind === 'cool') log.cool();
             else log.pack();
             expect([log.firstSeq, log.lastSeq, log.size, log.bytes]).toEqual([plain.firstSeq, plain.lastSeq, plain.size, plain.bytes]);
           }

@@ -174,6 +174,18 @@ export class EventLog<T> {
     this.tailStart = 0;
   }
 
+  /**
+   * Moves every event not in a block yet into the open block, hot ones too (with `packing.open`;
+   * else nothing): for a log whose live readers have taken its newest event. The block keeps
+   * what it needs of them, and the event objects die young instead of surviving a scavenge in
+   * the tail; a reader that comes later gets them back from the block.
+   */
+  cool(): void {
+    const packing = this.packing;
+    if (!packing?.open) return;
+    while (this.tailFirst <= this.last) this.openOldest(packing);
+  }
+
   /** Drops the oldest events past capacity, but none numbered above `keepAfter` until twice the capacity. */
   trim(keepAfter = Number.POSITIVE_INFINITY): void {
     while (this.size > this.capacity && (this.first <= keepAfter || this.size > 2 * this.capacity)) this.dropOldest();
@@ -230,12 +242,14 @@ export class EventLog<T> {
     this.tailStart += 1;
     this.tailFirst += 1;
     // The tail holds the hot ones only: moved to its front in place now and then (no new list).
+    // One empty slot stays before them: a list cut to length 0 lets go of its store (a cooled
+    // log's tail is empty), and the next push would make a new one.
     if (this.tailStart >= 16) {
       const tail = this.tail;
       const live = tail.length - this.tailStart;
-      for (let i = 0; i < live; i++) tail[i] = tail[this.tailStart + i];
-      tail.length = live;
-      this.tailStart = 0;
+      for (let i = 0; i < live; i++) tail[1 + i] = tail[this.tailStart + i];
+      tail.length = 1 + live;
+      this.tailStart = 1;
     }
     let opened = this.opened;
     if (!opened) {

@@ -641,6 +641,32 @@ describe('TaskRecord', () => {
     }
   });
 
+  it('keeps no event object once its followers took a tool frame: its log reads back the same from its open block', () => {
+    const task = newTask(1_000);
+    const listener = collector();
+    task.follow(listener);
+    task.narrate('one');
+    // No tool frame yet: the newest events stay as they are, and no block opens (an empty task's case).
+    expect(blocksOf(task)).toHaveLength(0);
+    const objects = (): number => {
+      const log = task.log as unknown as { tail: unknown[]; tailStart: number };
+      return log.tail.slice(log.tailStart).filter((event) => event !== undefined).length;
+    };
+    expect(objects()).toBe(2);
+    for (let i = 0; i < 40; i++) {
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'started', args: { i } });
+      expect(objects()).toBe(0);
+      task.toolFrame({ toolCallId: `c${i}`, name: 'n', phase: 'completed', result: { i } });
+      expect(objects()).toBe(0);
+    }
+    task.narrate('two');
+    expect(objects()).toBe(1);
+    expect(listener.events.map((event) => event.seq)).toEqual([...Array(83).keys()].map((i) => i + 1));
+    expect(readBackAsLogged(task, listener.events)).toBe(83);
+    // A tool frame's event read back is made again from the block's strings, not the one handed out.
+    expect(task.log.get(listener.events[10].seq)).not.toBe(listener.events[10]);
+  });
+
   it('serialises each event once, whatever the number of listeners; the 0.3 shape once on demand', () => {
     const toJson = jest.spyOn(StreamResponse, 'toJSON');
     try {
