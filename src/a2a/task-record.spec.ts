@@ -448,6 +448,30 @@ describe('TaskRecord', () => {
     );
   });
 
+  it('keeps the artifacts a naive model of open and newest finished tools keeps, in order, whatever the frames\' order', () => {
+    const frame = fc.record({ tool: fc.integer({ min: 0, max: 4 }), phase: fc.constantFrom('started' as const, 'completed' as const, 'failed' as const), n: fc.nat(1_000) });
+    fc.assert(
+      fc.property(fc.array(frame, { maxLength: 60 }), fc.integer({ min: 0, max: 3 }), (frames, maxFinishedTools) => {
+        const task = newTask(1_000, maxFinishedTools);
+        // In insertion order (a tool dropped and framed again comes last): its latest frame, and the finished ones oldest first.
+        const model = new Map<string, ToolCallArtifactData>();
+        let finished: string[] = [];
+        for (const { tool, phase, n } of frames) {
+          const id = `t${tool}`;
+          const f: ToolCallArtifactData =
+            phase === 'started' ? { toolCallId: id, name: 'x', phase, args: { n } } : phase === 'completed' ? { toolCallId: id, name: 'x', phase, result: n } : { toolCallId: id, name: 'x', phase, error: `e${n}` };
+          task.toolFrame(f);
+          model.set(id, f);
+          finished = finished.filter((known) => known !== id);
+          if (phase !== 'started') finished.push(id);
+          while (finished.length > maxFinishedTools) model.delete(finished.shift() as string);
+          expect(task.snapshot().artifacts.map((a) => JSON.stringify(Artifact.toJSON(a)))).toEqual([...model.values()].map((m) => JSON.stringify(Artifact.toJSON(toolArtifact(m)))));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {
     const task = newTask(100, 0);
     task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });
