@@ -701,9 +701,11 @@ export class TaskRecord implements TaskView, TaskWriter {
 /**
  * A tool's artifact as the task keeps it: its latest frame's event (the artifact is built from
  * the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held,
- * and where it stands among the finished tools.
+ * and where it stands among the finished tools. Made only by `of` (a literal), which sets every
+ * field declared here: a field added here goes into that literal too (the spec compares the two).
+ * Exported for that spec only.
  */
-class KeptTool {
+export class KeptTool {
   /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
   finishedAt = -1;
   /** Set by a resumed task until the tool's next frame. */
