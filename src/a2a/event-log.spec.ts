@@ -226,6 +226,18 @@ describe('EventLog', () => {
     expect([1, 2, 3].map((seq) => plain.get(seq))).toEqual([1, 2, 3]);
   });
 
+  it('cool() opens no block in a log that keeps no more events than the hot ones (they leave by trim)', () => {
+    const opened: OpenNumberBlock[] = [];
+    const log = new EventLog<number>(1, undefined, 1, openPacking(4, 8, opened));
+    for (let i = 1; i <= 20; i++) {
+      log.append(i);
+      log.cool();
+      expect(log.get(i)).toBe(i);
+    }
+    expect(opened).toHaveLength(0);
+    expect([log.firstSeq, log.lastSeq]).toEqual([20, 20]);
+  });
+
   it('with an open block, a log that opened none keeps its events as they are on fit()', () => {
     const opened: OpenNumberBlock[] = [];
     const log = new EventLog<number>(1_000, undefined, 1, openPacking(4, 8, opened));

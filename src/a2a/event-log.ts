@@ -178,11 +178,13 @@ export class EventLog<T> {
    * Moves every event not in a block yet into the open block, hot ones too (with `packing.open`;
    * else nothing): for a log whose live readers have taken its newest event. The block keeps
    * what it needs of them, and the event objects die young instead of surviving a scavenge in
-   * the tail; a reader that comes later gets them back from the block.
+   * the tail; a reader that comes later gets them back from the block. A log that keeps no more
+   * events than the hot ones (Redis mode's writer log keeps one) never packs: its events leave by
+   * trim, and cooling it would open a block for every event.
    */
   cool(): void {
     const packing = this.packing;
-    if (!packing?.open) return;
+    if (!packing?.open || this.capacity <= packing.hot) return;
     while (this.tailFirst <= this.last) this.openOldest(packing);
   }
 
