@@ -588,9 +588,10 @@ export class TaskRecord implements TaskView, TaskWriter {
     // The list as it is now: one a push adds was pumped by follow(), one it drops stops in pump().
     const followers = this.followers;
     for (let i = 0; i < followers.length; i++) this.pump(followers[i]);
-    // Its followers have it: a tool frame's event goes into the log's open block now, not after
-    // the next four events. At 1,000 streams that is about a scavenge later, so each event object
-    // survived one; the block keeps only its strings, which the log needs anyway.
+    // A tool frame's event goes into the log's open block now, not after the next four events: at
+    // 1,000 streams that is about a scavenge later, so each event object survived one. The block
+    // keeps only its strings, which the log needs anyway; a follower that has not taken it yet
+    // (paused) gets it back from the block.
     if (event.isToolFrame) this.log.cool();
   }
 
