@@ -236,7 +236,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       }
       // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
       const found = this.artifacts.get(frame.toolCallId);
-      const kept = found instanceof KeptTool ? found : KeptTool.of(frame.toolCallId);
+      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId);
       kept.restored = artifact;
       this.artifacts.set(frame.toolCallId, kept);
       this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
@@ -507,7 +507,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       kept.restored = undefined;
       kept.latest(event);
     } else {
-      kept = KeptTool.of(id);
+      kept = new KeptTool(id);
       kept.latest(event);
       this.artifacts.set(id, kept);
     }
@@ -702,11 +702,9 @@ export class TaskRecord implements TaskView, TaskWriter {
 /**
  * A tool's artifact as the task keeps it: its latest frame's event (the artifact is built from
  * the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held,
- * and where it stands among the finished tools. Made only by `of` (a literal), which sets every
- * field declared here: a field added here goes into that literal too (the spec compares the two).
- * Exported for that spec only.
+ * and where it stands among the finished tools.
  */
-export class KeptTool {
+class KeptTool {
   /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
   finishedAt = -1;
   /** Set by a resumed task until the tool's next frame. */
@@ -723,20 +721,10 @@ export class KeptTool {
   /** That event's sequence number × 2, plus 1 when it is a last chunk. */
   private seqAndLast = 0;
 
-  private constructor(
+  constructor(
     /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
   ) {}
-
-  /**
-   * A new kept tool, as its constructor would make it but as an object literal on this
-   * prototype: V8 pretenures a literal's allocation site once most of what it made survives (a
-   * kept tool lives as long as its task), so kept tools are then made in the old generation
-   * instead of being copied by two scavenges each. What a class's `new` makes never is.
-   */
-  static of(id: string): KeptTool {
-    return { __proto__: KeptTool.prototype, finishedAt: -1, restored: undefined, decoded: undefined, idJson: undefined, frameJson: undefined, seqAndLast: 0, id } as unknown as KeptTool;
-  }
 
   /** Its artifact id's JSON, as its latest event has it. */
   artifactIdJson(): string {
