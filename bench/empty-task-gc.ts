@@ -28,7 +28,7 @@ import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { watchGcPauses } from './lib/gc-pauses';
-import { startPerfRecord } from './lib/perf-record';
+import { startPerfRecordOption } from './lib/perf-record';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
 
 async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
@@ -56,8 +56,7 @@ async function main(): Promise<void> {
     // A mark for reading --trace-gc-nvp's lines of the measured tasks only.
     console.log(`${target}: warm, measuring ${tasks} tasks`);
     await profile?.start();
-    const [perfFile, perfGraph] = option('perf')?.split(',') ?? [];
-    const perf = perfFile ? await startPerfRecord(perfFile, perfGraph === 'g') : undefined;
+    const perf = await startPerfRecordOption(option('perf'));
     const gcWatch = watchGcPauses();
     const cpu = process.cpuUsage();
     const result = await load.run({ url, streams: tasks, maxOpen: 1, scenario, timeLimitMs: 3_000_000 });

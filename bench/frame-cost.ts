@@ -25,7 +25,7 @@ import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { watchGcPauses } from './lib/gc-pauses';
-import { startPerfRecord } from './lib/perf-record';
+import { startPerfRecordOption } from './lib/perf-record';
 import { LoadProcess } from './lib/processes';
 
 const RESULT = 'frame-cost:';
@@ -73,8 +73,7 @@ async function measure(streams: number, toolCalls: number, reps: number, target:
     await load.run({ url, streams, scenario, timeLimitMs: 300_000 });
     // The warm-up's GC lines end here (see --gc-counts).
     console.log(`${RESULT} warm-up done`);
-    const [perfFile, perfGraph] = perfOption?.split(',') ?? [];
-    const perf = perfFile ? await startPerfRecord(perfFile, perfGraph === 'g') : undefined;
+    const perf = await startPerfRecordOption(perfOption);
     for (let rep = 0; rep < reps; rep++) {
       const gcWatch = watchGcPauses();
       if (heap) await post(session, 'HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });

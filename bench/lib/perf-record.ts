@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 
 export interface PerfRecording {
   /** Stops perf (SIGINT: it writes its file and exits) and waits for it. */
@@ -16,7 +16,7 @@ export interface PerfRecording {
 }
 
 /** Whether `perf` can be run here; the reason when not. */
-export function perfMissing(): string | undefined {
+function perfMissing(): string | undefined {
   const probe = spawnSync('perf', ['--version'], { encoding: 'utf8' });
   return probe.status === 0 ? undefined : `perf is not available (${probe.error?.message ?? probe.stderr.trim()}): apt-get install linux-perf`;
 }
@@ -26,6 +26,8 @@ export async function startPerfRecord(file: string, callGraph = false, hz = 4999
   const missing = perfMissing();
   if (missing) throw new Error(missing);
   if (!process.execArgv.includes('--perf-basic-prof')) console.warn('perf-record: node runs without --perf-basic-prof: JavaScript frames will have no names');
+  // A file left by an earlier recording would read as this one's header before perf attached.
+  rmSync(file, { force: true });
   const args = ['record', '-F', String(hz), ...(callGraph ? ['-g'] : []), '-p', String(process.pid), '-o', file];
   const perf: ChildProcess = spawn('perf', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -45,6 +47,13 @@ export async function startPerfRecord(file: string, callGraph = false, hz = 4999
       await exited;
     },
   };
+}
+
+/** A script's `--perf=FILE[,g]` option (undefined: no recording): the file, and `g` for call chains. */
+export function startPerfRecordOption(option: string | undefined): Promise<PerfRecording | undefined> {
+  if (!option) return Promise.resolve(undefined);
+  const [file, graph] = option.split(',');
+  return startPerfRecord(file, graph === 'g');
 }
 
 function sizeOf(file: string): number {
