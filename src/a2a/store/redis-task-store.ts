@@ -1074,8 +1074,13 @@ export class RedisTaskReplica implements TaskView {
             // goes on from the task as stored now (a Task snapshot), then the live events, as a
             // resume from a dropped event does; one more than twice the cap behind is cut, as in memory.
             const restarted = await this.restartFromSnapshot(listener);
-            if (restarted === 'none' && this.listeners.delete(listener)) listener.overrun();
-            if (restarted !== 'sent') return;
+            if (restarted === 'none') {
+              if (this.listeners.delete(listener)) listener.overrun();
+              return;
+            }
+            // 'wait': the writer's batch that stores the newer snapshot may have come while the
+            // head was read (its PUBLISH only marked this pump to go again): the loop's end looks.
+            if (restarted === 'wait') break;
             continue;
           }
           for (const event of events) {
