@@ -159,7 +159,11 @@ describe('tasks shared through Redis (e2e)', () => {
       await (a.app.get(TaskStore) as RedisTaskStore).flushed();
       /** Resolves the first event Redis keeps once it holds those up to `seq`. */
       const stored = async (seq: number): Promise<number> => {
-        while ((await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== String(seq)) await new Promise((resolve) => setTimeout(resolve, 5));
+        let lastSeq: string | null = null;
+        for (const deadline = Date.now() + 10_000; (lastSeq = await client.hget(`e2e:task:${run.id}`, 'lastSeq')) !== String(seq); ) {
+          if (Date.now() > deadline) throw new Error(`Redis never held the events up to ${seq} (it holds up to ${lastSeq})`);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
         const [[firstKept]] = (await client.xrange(`e2e:events:${run.id}`, '-', '+', 'COUNT', 1)) as [string, string[]][];
         return Number(firstKept.split('-')[0]);
       };
@@ -269,7 +273,7 @@ describe('tasks shared through Redis (e2e)', () => {
         run.started(`c${i}`, 'calculator', { i });
       }
       // One reply on: the next call stores events 4-2003 (no snapshot: 500 more wait), its reply held.
-      gate.pass();
+      await gate.pass();
       const first = await stored(2_003);
       expect(first).toBeGreaterThan(3);
       const resumed = await rpc(b.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '1' } });

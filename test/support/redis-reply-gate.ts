@@ -10,12 +10,19 @@ export interface RedisReplyGate {
   url: string;
   /** From now on the replies wait here. */
   hold(): void;
-  /** The replies that waited go on; the ones after them wait. */
-  pass(): void;
+  /**
+   * The replies that waited go on; the ones after them wait. When none waits yet (Redis ran the
+   * call, and the test learnt it on a connection of its own, before its reply reached this relay),
+   * the first to come goes on: passing nothing would hold that reply for good.
+   */
+  pass(): Promise<void>;
   /** The replies that waited go on, and the ones after them too. */
   release(): void;
   close(): Promise<void>;
 }
+
+/** How long `pass` waits for a reply to come when none waits. */
+const PASS_WAIT_MS = 5_000;
 
 export async function startRedisReplyGate(redisPort: number): Promise<RedisReplyGate> {
   let held = false;
@@ -45,7 +52,11 @@ export async function startRedisReplyGate(redisPort: number): Promise<RedisReply
     hold: () => {
       held = true;
     },
-    pass: () => {
+    pass: async () => {
+      for (let waited = 0; waiting.length === 0; waited += 5) {
+        if (waited >= PASS_WAIT_MS) throw new Error(`no reply came to pass in ${PASS_WAIT_MS} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       for (const { socket, chunk } of waiting.splice(0)) if (!socket.destroyed) socket.write(chunk);
     },
     release: () => {
