@@ -55,7 +55,10 @@ describe('events written while Redis is down (e2e)', () => {
       const got = (await (await rpc(b.base, 'GetTask', { id: run.id })).json()) as { result?: { artifacts?: unknown[] } };
       return got.result?.artifacts?.length ?? 0;
     };
-    for (let i = 0; i < 50 && (await seen()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    for (const deadline = Date.now() + 10_000; (await seen()) === 0; ) {
+      if (Date.now() > deadline) throw new Error('B never read the first frame from Redis');
+      await new Promise((r) => setTimeout(r, 50));
+    }
 
     await redis.kill(true);
     for (let i = 0; i < 20; i++) run.progress(`during the outage ${i}`);

@@ -5,7 +5,7 @@ import { parseToolCall } from '../src/extensions';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, slowTool } from './support/scripts';
-import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { collect, dataOf, eventually, readSse, rpc, within, wireMessage, type SseMessage } from './support/sse';
 import { startRedis, type TestRedis } from './support/redis-server';
 import { startRedisReplyGate, type RedisReplyGate } from './support/redis-reply-gate';
 import { gate as pacing } from './support/stream-gate';
@@ -238,7 +238,10 @@ describe('tasks shared through Redis (e2e)', () => {
         }),
       );
       // B hears of the writer's batches from here on.
-      while (((await client.pubsub('NUMSUB', `e2e:channel:${run.id}`)) as [string, number])[1] === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const deadline = Date.now() + 10_000; ((await client.pubsub('NUMSUB', `e2e:channel:${run.id}`)) as [string, number])[1] === 0; ) {
+        if (Date.now() > deadline) throw new Error(`B never subscribed to the task's channel`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       const first = await burst(15);
       expect(first).toBeGreaterThan(3);
       // B's stream has read Redis (the PUBLISH of events 3-32 came) and found the events after its place gone.
@@ -246,9 +249,9 @@ describe('tasks shared through Redis (e2e)', () => {
       gate.release();
       pace.open();
       // The run ends once the stream has gone on (a snapshot taken after the end would be the end).
-      while (received.length === 0 && cut === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+      await eventually(() => received.length > 0 || cut !== undefined, 10_000, "B's stream to go on (a snapshot, or its cut)");
       run.reply('done');
-      await ended;
+      await within(ended, 10_000, () => `B's stream to end (it has ${received.length} events, the last ${received[received.length - 1]?.seq})`);
       const [snapshot, ...rest] = received;
       expect(snapshot).toMatchObject({ task: true });
       expect(snapshot.seq).toBeGreaterThanOrEqual(first - 1);
@@ -282,7 +285,7 @@ describe('tasks shared through Redis (e2e)', () => {
       const messages: SseMessage[] = [];
       const tasks = (): number => messages.filter((m) => m.data !== undefined && summarise([m])[0].kind === 'task').length;
       const read = async (): Promise<boolean> => {
-        const { value, done } = await reader.next();
+        const { value, done } = await within(reader.next(), 10_000, () => `B's next event (it has ${messages.length}, the last id ${messages[messages.length - 1]?.id}, ${tasks()} Task(s))`);
         if (!done) messages.push(value as SseMessage);
         return !done;
       };

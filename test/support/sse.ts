@@ -73,11 +73,33 @@ export function wireMessage(text: string, extra: Record<string, unknown> = {}): 
   return { messageId: `m-${Math.random().toString(36).slice(2)}`, role: 'ROLE_USER', parts: [{ text }], ...extra };
 }
 
-/** Waits until `check` holds (polling), or fails with what it last saw. */
-export async function eventually(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+/** What a wait was for; a function is asked when the wait fails, so it can say what it saw. */
+export type WaitedFor = string | (() => string);
+
+const described = (what: WaitedFor): string => (typeof what === 'string' ? what : what());
+
+/** Waits until `check` holds (polling), or fails saying what it waited for. */
+export async function eventually(check: () => boolean, timeoutMs = 5_000, what: WaitedFor = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${described(what)}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * `promise`, or a failure after `timeoutMs` saying what it waited for: a step that never comes
+ * (a stream that never ends, a reply that never arrives) then names itself instead of running
+ * into Jest's timeout, which names nothing. The promise itself is left as it is.
+ */
+export async function within<T>(promise: Promise<T>, timeoutMs: number, what: WaitedFor): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${described(what)}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
