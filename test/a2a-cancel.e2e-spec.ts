@@ -102,8 +102,10 @@ describe.each(STORE_MODES)('cancel and disconnect (e2e, %s store)', (mode) => {
       const watcher = await rpc(t.base, 'SubscribeToTask', { id: run.id }, { signal: controller.signal });
       await readSse(watcher).next();
       controller.abort();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Well past the grace (100 ms): a leave that cancelled would have by now.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       expect(run.settled).toBe(false);
+      expect(t.worker.cancels.map((c) => c.correlationId)).not.toContain(run.id);
       run.completed('call_slow', 'slow_search', 'found');
       run.reply('found it');
       const events = await collect(origin);
@@ -138,13 +140,16 @@ describe.each(STORE_MODES)('cancel and disconnect (e2e, %s store)', (mode) => {
     }
   });
 
-  it('with the default grace, a client that drops and resumes with Last-Event-ID keeps its run; one that never returns is cancelled', async () => {
-    const t = await startScriptedA2aApp(parallelWeatherAndClock, { disconnectGraceMs: 400, ...store.options() });
+  it('with a grace, a client that drops and resumes with Last-Event-ID keeps its run; one that never returns is cancelled', async () => {
+    // The resume must be counted within the grace, a blip and a request later: room for a loaded machine.
+    const graceMs = 1_500;
+    const t = await startScriptedA2aApp(parallelWeatherAndClock, { disconnectGraceMs: graceMs, ...store.options() });
     try {
       t.worker.script = async (run) => {
         run.progress('thinking');
         run.started('a', 'weather');
-        await run.sleep(300);
+        // Past the grace: when it ends, only the resumed stream keeps the run from being cancelled.
+        await run.sleep(graceMs + 500);
         run.completed('a', 'weather', { tempC: 18 });
         run.reply('18 °C');
       };
@@ -172,7 +177,7 @@ describe.each(STORE_MODES)('cancel and disconnect (e2e, %s store)', (mode) => {
       const goneRun = await nextGone;
       await readSse(abandoned).next();
       gone.abort();
-      await eventually(() => goneRun.settled, 3_000, 'the abandoned run to be cancelled');
+      await eventually(() => goneRun.settled, graceMs + 5_000, 'the abandoned run to be cancelled');
       expect(t.worker.cancels).toContainEqual({ correlationId: goneRun.id, reason: 'the client disconnected' });
     } finally {
       await t.close();
