@@ -284,12 +284,13 @@ describe('Redis mode limits across instances (e2e)', () => {
       one.release('t2', 'x');
       one.stop();
 
-      // Slots of an instance that stopped renewing lapse after its lease.
-      const short = limits({ leaseMs: 200, maxLiveTasks: 1 });
+      // Slots of an instance that stopped renewing lapse after its lease (long enough that the
+      // second admission, two round trips later on a loaded machine, still finds the first).
+      const short = limits({ leaseMs: 1_000, maxLiveTasks: 1 });
       await client.del(`${keyPrefix}live:server`);
       await short.admit('s1', 'x');
       await expect(short.admit('s2', 'y').catch(codeOf)).resolves.toMatch(/^503/);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
       await short.admit('s2', 'y');
     });
 

@@ -357,12 +357,15 @@ describe('tasks shared through Redis (e2e)', () => {
     expect(a.worker.cancels).toEqual([{ correlationId: run.id, reason: 'cancelled by the client' }]);
   });
 
+  const GRACE_MS = 1_000;
   // On the writing instance too: a rejoin there followed the writer's record until it got a
   // replica (localReplica in src/a2a/store/redis-task-store.ts); neither the first stream's view
   // nor Redis's follower count saw it, and the run was cancelled although the client was back.
   it.each(['another instance', 'the instance that writes the task'])('cancelOnDisconnect counts a client that rejoins on %s within the grace period', async (where) => {
-    const a = await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400 });
-    const rejoinOn = where === 'another instance' ? await instance(manual, { cancelOnDisconnect: true, disconnectGraceMs: 400, role: 'api' }) : a;
+    // The rejoin must be counted within the grace: a second leaves room for a loaded machine.
+    const grace = { cancelOnDisconnect: true, disconnectGraceMs: GRACE_MS };
+    const a = await instance(manual, grace);
+    const rejoinOn = where === 'another instance' ? await instance(manual, { ...grace, role: 'api' }) : a;
     const abort = new AbortController();
     const started = a.worker.nextRun();
     const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
@@ -375,7 +378,8 @@ describe('tasks shared through Redis (e2e)', () => {
     }
     abort.abort();
     const rejoined = collect(await rpc(rejoinOn.base, 'SubscribeToTask', { id: run.id }, { headers: { 'last-event-id': '2' } }));
-    await new Promise((r) => setTimeout(r, 800));
+    // Past the grace (it began before the rejoin): a run the instance meant to cancel is cancelled by now.
+    await new Promise((r) => setTimeout(r, GRACE_MS + 500));
     expect(a.worker.cancels).toEqual([]);
     run.reply('still here');
     const events = summarise(await rejoined);

@@ -101,7 +101,9 @@ describe('the Redis run queue (e2e)', () => {
   });
 
   it('a worker that stops renewing its lease is lost: the task ends FAILED "worker was lost" on the api instance, its open tool closed as failed', async () => {
-    const leaseMs = 600;
+    // Renewed every third of it: a renewal late by more than two thirds (an event loop held that
+    // long on a loaded machine) loses the worker before its tool starts, and the test with it.
+    const leaseMs = 2_000;
     const api = await instance({ role: 'api' }, { leaseMs });
     const worker = await instance({ role: 'worker' }, { leaseMs });
     const runStarted = worker.worker.nextRun();

@@ -77,12 +77,13 @@ describe('npm run ask against the demo (e2e)', () => {
   });
 
   it('exits non-zero when the task fails, saying why, its open tool closed with ✗', async () => {
-    // The demo agent with a run budget shorter than the slow step it is asked for.
-    const { app, base } = await startDemo({ TOOLSTREAM_RUN_TIMEOUT_MS: '300' });
+    // The demo agent with a run budget shorter than the slow step it is asked for, and long
+    // enough that the step has started when it ends (at 300 ms a loaded machine may not be there yet).
+    const { app, base } = await startDemo({ TOOLSTREAM_RUN_TIMEOUT_MS: '2000' });
     try {
-      const run = await npmAsk(['wait 3 seconds', '--url', base]);
+      const run = await npmAsk(['wait 10 seconds', '--url', base]);
       const lines = run.stdout.trimEnd().split('\n');
-      expect(lines).toContain('… slow_task {"ms":3000}');
+      expect(lines).toContain('… slow_task {"ms":10000}');
       expect(lines.find((l) => l.startsWith('✗ slow_task '))).toBeDefined();
       expect(lines[lines.length - 1]).toMatch(/^✗ the task failed: /);
       expect(run.code).toBe(1);
