@@ -1,6 +1,6 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { OfflineToolModel } from './offline-tool-model';
-import { OpenAiCompatibleChatModel } from './openai-compatible';
+import { createOpenAiCompatibleModel } from './openai-compatible';
 
 export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
 
@@ -17,7 +17,7 @@ export function chatModelFromEnv(
   const baseURL = env.OPENAI_BASE_URL?.trim();
   if (!apiKey && !baseURL) return offline();
   if (baseURL) checkBaseUrl(baseURL);
-  return new OpenAiCompatibleChatModel({
+  return createOpenAiCompatibleModel({
     model: env.MODEL?.trim() || DEFAULT_OPENAI_MODEL,
     // Local OpenAI-compatible servers often need no key, but the client insists on one.
     apiKey: apiKey || 'not-needed',
