@@ -1,6 +1,7 @@
 import { ChatOpenAI } from '@langchain/openai';
 import { PlannerChatModel } from './demo/planner/planner-chat-model';
-import { DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv, portFromEnv, roleFromEnv } from './app.config';
+import { REMOTE_AGENTS_ENV } from './demo/remote-agents';
+import { DEMO_ENV, DEMO_RUN_TIMEOUT_MS, DEMO_TOOL_TIMEOUT_MS, a2aOptionsFromEnv, executorOptionsFromEnv, portFromEnv, roleFromEnv } from './app.config';
 
 describe('demo app settings from the environment', () => {
   it('bounds runs and tools by default, and takes other budgets from the environment', () => {
@@ -13,6 +14,46 @@ describe('demo app settings from the environment', () => {
     expect(offline.tools?.map((t) => t.name)).toEqual(['weather', 'world_clock', 'calculator', 'search_docs', 'read_doc', 'slow_task']);
     expect(offline.model).toBeInstanceOf(PlannerChatModel);
     expect(executorOptionsFromEnv({ OPENAI_API_KEY: 'sk-test' }).model).toBeInstanceOf(ChatOpenAI);
+  });
+
+  it('loads no OpenAI client and no remote-agent client unless they are configured', async () => {
+    // A fresh module registry: the demo app's whole module graph, its executor settings and its remote agents.
+    const loads = { openai: 0, a2aClient: 0 };
+    jest.doMock('@langchain/openai', () => {
+      loads.openai += 1;
+      return jest.requireActual('@langchain/openai');
+    });
+    jest.doMock('@a2a-js/sdk/client', () => {
+      loads.a2aClient += 1;
+      return jest.requireActual('@a2a-js/sdk/client');
+    });
+    // The app reads these at boot; this test is about their absence.
+    const unset = ['OPENAI_API_KEY', 'OPENAI_BASE_URL', DEMO_ENV.remoteAgents];
+    const saved = unset.map((name) => [name, process.env[name]] as const);
+    for (const name of unset) delete process.env[name];
+    try {
+      await jest.isolateModulesAsync(async () => {
+        const app = await import('./app.module');
+        const config = await import('./app.config');
+        // Nest from this registry too: the app's decorators name its classes.
+        const { Test } = await import('@nestjs/testing');
+        const module = await Test.createTestingModule({ imports: [app.AppModule] }).compile();
+        await module.close();
+        expect(loads).toEqual({ openai: 0, a2aClient: 0 });
+        config.executorOptionsFromEnv({ OPENAI_API_KEY: 'sk-test' });
+        expect(loads.openai).toBe(1);
+        expect((await import('./demo/remote-agents')).remoteAgentsFromEnv({ [DEMO_ENV.remoteAgents]: 'a=http://127.0.0.1:9' })).toEqual([{ name: 'a', url: 'http://127.0.0.1:9' }]);
+        expect(loads.a2aClient).toBe(1);
+      });
+    } finally {
+      jest.dontMock('@langchain/openai');
+      jest.dontMock('@a2a-js/sdk/client');
+      for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+    }
+  });
+
+  it('names the remote agents variable as the demo reads it', () => {
+    expect(DEMO_ENV.remoteAgents).toBe(REMOTE_AGENTS_ENV);
   });
 
   it('leaves A2A options unset (module defaults) unless the environment names them', () => {

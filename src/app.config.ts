@@ -21,6 +21,7 @@ export const DEMO_ENV = {
   maxLiveTasks: 'TOOLSTREAM_MAX_LIVE_TASKS',
   maxLiveTasksPerCaller: 'TOOLSTREAM_MAX_LIVE_TASKS_PER_CALLER',
   offlinePieceDelayMs: 'TOOLSTREAM_OFFLINE_PIECE_DELAY_MS',
+  remoteAgents: 'TOOLSTREAM_REMOTE_AGENTS',
 } as const;
 
 /** A run that takes longer than this is a hung model or a runaway loop, not a slow answer. */
