@@ -342,6 +342,36 @@ describe('tasks shared through Redis (e2e)', () => {
     }
   });
 
+  // Redis answers but takes no write for longer than the writing instance waits for it: a resume
+  // there gets a 503 with Retry-After that says Redis is unreachable or slow, not a hang.
+  it('a resume on the writing instance while Redis takes no write past the wait: a 503 that says Redis is unreachable or slow', async () => {
+    const a = await instance();
+    const runStarted = a.worker.nextRun();
+    const abort = new AbortController();
+    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
+    const run = await runStarted;
+    const stream = readSse(response)[Symbol.asyncIterator]();
+    const taskId = summarise([(await stream.next()).value as SseMessage])[0].value.id as string;
+    const client = new Redis(redis.url);
+    try {
+      await client.client('PAUSE', 5_000, 'WRITE');
+      run.started('c0', 'calculator', { i: 0 });
+      await eventually(() => (a.record(taskId)?.lastSeq ?? 0) === 2, 5_000, 'the frame, written');
+      const resumed = await rpc(a.base, 'SubscribeToTask', { id: taskId }, { headers: { 'last-event-id': '1' }, signal: abort.signal });
+      expect(resumed.status).toBe(503);
+      expect(resumed.headers.get('retry-after')).toBe('2');
+      const body = await json<{ error: { message: string } }>(resumed);
+      expect(body.error.message).toBe(
+        `The task store (Redis) has not stored event 2 of task ${taskId} within 2000 ms: it is unreachable or slow to take this instance's writes; try again`,
+      );
+    } finally {
+      await client.client('UNPAUSE');
+      client.disconnect();
+      abort.abort();
+      run.reply('done');
+    }
+  });
+
   it('CancelTask on B ends the stream on A CANCELED, its open tool closed as failed "cancelled"', async () => {
     const a = await instance(slowTool);
     const b = await instance(manual, { role: 'api' });

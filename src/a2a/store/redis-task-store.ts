@@ -426,7 +426,7 @@ export class RedisTaskStore extends TaskStore {
 
   /**
    * Resolves true once Redis holds the task's events up to `seq`, false if this instance stops
-   * writing the task first; fails after STORED_WAIT_MS (Redis unreachable: a 503, see unavailableIfDown).
+   * writing the task first; fails after STORED_WAIT_MS with a 503 that says Redis is unreachable or slow.
    */
   private storedThrough(entry: Written, seq: number): Promise<boolean> {
     if (entry.appender.storedSeq >= seq) return Promise.resolve(true);
@@ -441,7 +441,13 @@ export class RedisTaskStore extends TaskStore {
       };
       const timer = setTimeout(() => {
         entry.waiting.delete(waiter);
-        reject(new Error(`event ${seq} of task ${entry.record.id} was not stored within ${STORED_WAIT_MS} ms`));
+        // Redis may answer and only be slow to take a backlog: the message says both, not "unreachable".
+        reject(
+          serviceUnavailable(
+            `The task store (Redis) has not stored event ${seq} of task ${entry.record.id} within ${STORED_WAIT_MS} ms: it is unreachable or slow to take this instance's writes; try again`,
+            REDIS_RETRY_AFTER_S,
+          ),
+        );
       }, STORED_WAIT_MS);
       entry.waiting.add(waiter);
     });
