@@ -307,7 +307,8 @@ describe('tasks shared through Redis (e2e)', () => {
     });
   });
 
-  it('a resume on the instance that writes the task gets an event only once Redis holds it, as a resume elsewhere would', async () => {
+  /** A streamed run on instance A (which writes the task), its stream past the Task event. */
+  const streamOnA = async (): Promise<{ a: ScriptedA2aApp; run: ScriptedRun; abort: AbortController; stream: AsyncIterator<SseMessage>; taskId: string }> => {
     const a = await instance();
     const runStarted = a.worker.nextRun();
     const abort = new AbortController();
@@ -315,6 +316,11 @@ describe('tasks shared through Redis (e2e)', () => {
     const run = await runStarted;
     const stream = readSse(response)[Symbol.asyncIterator]();
     const taskId = summarise([(await stream.next()).value as SseMessage])[0].value.id as string;
+    return { a, run, abort, stream, taskId };
+  };
+
+  it('a resume on the instance that writes the task gets an event only once Redis holds it, as a resume elsewhere would', async () => {
+    const { a, run, abort, stream, taskId } = await streamOnA();
     run.progress('thinking');
     await stream.next();
     const client = new Redis(redis.url);
@@ -345,13 +351,7 @@ describe('tasks shared through Redis (e2e)', () => {
   // Redis answers but takes no write for longer than the writing instance waits for it: a resume
   // there gets a 503 with Retry-After that says Redis is unreachable or slow, not a hang.
   it('a resume on the writing instance while Redis takes no write past the wait: a 503 that says Redis is unreachable or slow', async () => {
-    const a = await instance();
-    const runStarted = a.worker.nextRun();
-    const abort = new AbortController();
-    const response = await rpc(a.base, 'SendStreamingMessage', { message: wireMessage('long') }, { signal: abort.signal });
-    const run = await runStarted;
-    const stream = readSse(response)[Symbol.asyncIterator]();
-    const taskId = summarise([(await stream.next()).value as SseMessage])[0].value.id as string;
+    const { a, run, abort, taskId } = await streamOnA();
     const client = new Redis(redis.url);
     try {
       await client.client('PAUSE', 5_000, 'WRITE');
