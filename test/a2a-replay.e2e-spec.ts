@@ -6,7 +6,7 @@ import { parseToolCall } from '../src/extensions';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import type { ScriptedRun } from './support/scripted-worker';
 import { manual, parallelWeatherAndClock, toolStorm } from './support/scripts';
-import { collect, dataOf, eventually, readSse, rpc, wireMessage, type SseMessage } from './support/sse';
+import { collect, dataOf, eventually, readSse, rpc, streamRetryingOn503, wireMessage, type SseMessage } from './support/sse';
 import { STORE_MODES, useStoreMode } from './support/store-modes';
 import { gate } from './support/stream-gate';
 
@@ -57,21 +57,6 @@ function seqsOf(events: TaskEventStream): Promise<number[]> {
  */
 function expectEveryEvent(events: Seen[], last: number): void {
   expect(events.map((e) => e.id)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
-}
-
-/**
- * SubscribeToTask from `lastEventId`. In Redis mode a subscription on the writing instance waits
- * until Redis holds the task's events up to its newest, and answers 503 past a bound (Redis slow
- * to take a backlog of 40 MB on a loaded machine; seen at load 11): tried again, as a client would.
- */
-async function subscribeOnceStored(base: string, id: string, lastEventId: string): Promise<Response> {
-  for (let attempt = 1; ; attempt++) {
-    const response = await rpc(base, 'SubscribeToTask', { id }, { headers: { 'Last-Event-ID': lastEventId } });
-    if (response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
-    const body = await response.text();
-    if (response.status !== 503 || attempt === 5) throw new Error(`the resume was answered ${response.status}: ${body.slice(0, 300)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe.each(STORE_MODES)('replay and reconnect (e2e, %s store)', (mode) => {
@@ -238,7 +223,10 @@ describe.each(STORE_MODES)('replay and reconnect (e2e, %s store)', (mode) => {
         })(),
       ).rejects.toThrow();
       expect(capped.worker.cancels).toEqual([]);
-      const response = await subscribeOnceStored(capped.base, run.id, first.id!);
+      const response = await streamRetryingOn503(
+        () => rpc(capped.base, 'SubscribeToTask', { id: run.id }, { headers: { 'Last-Event-ID': first.id! } }),
+        'the resume',
+      );
       run.reply('done');
       const events = (await collect(response)).filter((m) => m.data);
       expect(Object.keys(dataOf(events[0]).result as object)).toEqual(['task']);

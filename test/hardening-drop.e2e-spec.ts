@@ -22,7 +22,7 @@ import { sleep } from '../src/executor/abortable';
 import { ScriptedBusModule } from './support/a2a-test-app';
 import { ScriptedWorker, type ScriptedRun } from './support/scripted-worker';
 import { manual } from './support/scripts';
-import { eventually, readSse } from './support/sse';
+import { eventually, readSse, streamRetryingOn503 } from './support/sse';
 import { STORE_MODES, useStoreMode } from './support/store-modes';
 
 const AUTH_KEY = 'drop-key-5e4d3c2b1a09f8e7';
@@ -306,20 +306,9 @@ describe.each(STORE_MODES)('a client that stops reading (e2e, %s store)', (mode)
     return nextRun;
   }
 
-  /**
-   * A stream of the task for `client`. In Redis mode a subscription on the writing instance waits
-   * until Redis holds the events it starts from, and answers 503 past a bound (Redis slow to take
-   * the storm's backlog on a loaded machine): the client tries again after a pause, as a client would.
-   */
-  const subscribe = async (id: string, client: string): Promise<Response> => {
-    for (let attempt = 1; ; attempt++) {
-      const response = await fetch(`${base}/tasks/${id}:subscribe`, { method: 'POST', headers: { 'a2a-version': '1.0', 'x-client': client } });
-      if (response.status === 200) return response;
-      const body = await response.text();
-      if (response.status !== 503 || attempt === 5) throw new Error(`${client}: ${response.status} ${body.slice(0, 300)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  };
+  /** A stream of the task for `client` (a 503 is tried again: see streamRetryingOn503). */
+  const subscribe = (id: string, client: string): Promise<Response> =>
+    streamRetryingOn503(() => fetch(`${base}/tasks/${id}:subscribe`, { method: 'POST', headers: { 'a2a-version': '1.0', 'x-client': client } }), client);
 
   /**
    * Fast readers of one storm: how long until each had every event, and the event ids each saw.

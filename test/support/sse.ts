@@ -103,3 +103,19 @@ export async function within<T>(promise: Promise<T>, timeoutMs: number, what: Wa
     clearTimeout(timer);
   }
 }
+
+/**
+ * A stream request, made again after a pause while it is answered 503, as a client would: in Redis
+ * mode a subscription on the writing instance waits until Redis holds the events it starts from,
+ * and answers 503 past a bound (Redis slow to take a large backlog on a loaded machine). Any
+ * answer other than an event stream, or a fifth 503, fails naming `what`, the status and the body.
+ */
+export async function streamRetryingOn503(request: () => Promise<Response>, what: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await request();
+    if (response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+    const body = await response.text();
+    if (response.status !== 503 || attempt === 5) throw new Error(`${what} was answered ${response.status}: ${body.slice(0, 300)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
