@@ -138,7 +138,7 @@ describe('sanitizeForFrame', () => {
   });
 
   describe('redaction', () => {
-    it('redacts secret keys at any depth, ignoring case, underscores and dashes', () => {
+    it('redacts secret keys at any depth, ignoring case and anything not a letter or digit', () => {
       const out = sanitizeForFrame({
         user: 'ada',
         Password: 'hunter2',
@@ -148,6 +148,7 @@ describe('sanitizeForFrame', () => {
         db_password: 'pw',
         clientSecret: { any: 'object' },
         private_key: '-----BEGIN',
+        'PW d': 'spaced',
       });
       expect(out).toEqual({
         user: 'ada',
@@ -158,6 +159,7 @@ describe('sanitizeForFrame', () => {
         db_password: REDACTED,
         clientSecret: REDACTED,
         private_key: REDACTED,
+        'PW d': REDACTED,
       });
     });
 
@@ -217,15 +219,20 @@ describe('sanitizeForFrame', () => {
     });
 
     it('leaves any small JSON value without secret keys exactly as JSON would', () => {
+      // Redaction ignores case and anything not a letter or digit ("PW d" is "pwd"), so the
+      // keys are compared the same way here, or a generated key like that is a false failure.
       const secretKey = /pass|pwd|secret|token|key|auth|cookie|session|cred/i;
       const hasSecretKey = (v: unknown): boolean =>
-        typeof v === 'object' && v !== null && Object.entries(v).some(([k, child]) => secretKey.test(k) || hasSecretKey(child));
+        typeof v === 'object' &&
+        v !== null &&
+        Object.entries(v).some(([k, child]) => secretKey.test(k.replace(/[^a-z0-9]/gi, '')) || hasSecretKey(child));
       fc.assert(
         fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => {
           fc.pre(jsonBytes(value) < 2000 && !hasSecretKey(value));
           expect(JSON.stringify(sanitizeForFrame(value))).toBe(JSON.stringify(value));
         }),
-        { numRuns: 200 },
+        // The key CI once generated, which the test's own filter took for harmless.
+        { numRuns: 200, examples: [[{ 'PW d': 0 }]] },
       );
     });
   });

@@ -10,8 +10,9 @@ export interface FrameHygieneOptions {
   maxFieldBytes?: number;
   /**
    * Keys whose values become `"[redacted]"`, at any depth. Replaces the default list
-   * (spread `DEFAULT_REDACT_KEYS` to extend it). Matching ignores case and any `_`/`-`,
-   * and also hits keys that end with an entry (`githubToken`, `db_password`, `x-api-key`).
+   * (spread `DEFAULT_REDACT_KEYS` to extend it). Matching ignores case and anything not a
+   * letter or digit (`_`, `-`, spaces), and also hits keys that end with an entry
+   * (`githubToken`, `db_password`, `x-api-key`).
    */
   redactKeys?: readonly string[];
 }
