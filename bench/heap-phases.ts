@@ -1,7 +1,7 @@
 /**
  * `node -r ts-node/register/transpile-only bench/heap-phases.ts [runs] [streams] [--calls=0] [--target=toolstream] [--server-flags=--flag,--flag] [--no-warm-up]`
  *
- * One compiled server, warmed as the empty-task section warms it (10,000 empty tasks; skipped
+ * One compiled server, warmed as the empty-task section warms it (12,000 empty tasks; skipped
  * with --no-warm-up), then `runs` runs of `streams` tasks of `--calls` tool calls (0: empty
  * tasks, one at a time; else all streams at once, as the concurrency rows), each printed with
  * the server's CPU per task or per frame (user and system; its main thread's and its other

@@ -1,9 +1,9 @@
 /**
- * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=17200] [--curve=100,1000,3000,10000] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
+ * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=19200] [--curve=100,1000,3000,10000] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
  *
  * One stream of `toolCalls` calls on a fresh server against one that has first served what a
  * full bench run's curve server serves before the curves' last point: the empty-task section
- * (`--empty` tasks one after another: its 10,000 warm-up tasks and 3 x 2 x 1,200 measured; the
+ * (`--empty` tasks one after another: its 12,000 warm-up tasks and 3 x 2 x 1,200 measured; the
  * store keeps the last 10,000 finished for replay), then the curves' earlier points (3
  * repetitions each, tasks one after another up to 10,000 frames per repetition, as in
  * bench/lib/config.ts's full config). `--states=used:empty` or `used:curve` replays only one of
@@ -148,7 +148,7 @@ async function child(args: string[]): Promise<void> {
   const reps = Number(positional[2] ?? 2);
   const variants = positional.slice(/^\d+$/.test(positional[2] ?? '') ? 3 : 2).map(parseVariant);
   const states = option(args, 'states', 'fresh,used').split(',');
-  const emptyTasks = Number(option(args, 'empty', '17200'));
+  const emptyTasks = Number(option(args, 'empty', '19200'));
   const idleMs = Number(option(args, 'idle', '10000'));
   const profileDir = option(args, 'profile', '');
   const curve = option(args, 'curve', '100,1000,3000,10000').split(',').filter(Boolean).map(Number);

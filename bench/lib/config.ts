@@ -143,8 +143,11 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 3,
         emptyTasks: 1_200,
-        emptyWarmUpMinTasks: 10_000,
-        emptyWarmUpMaxTasks: 10_000,
+        // Past toolstream's default cap of 10,000 kept tasks (A2A_DEFAULTS.maxRetainedTasks): a
+        // server that has served that many starts forgetting the oldest one per task, and V8
+        // then deoptimises and recompiles the store's paths once, over ~2,000 tasks.
+        emptyWarmUpMinTasks: 12_000,
+        emptyWarmUpMaxTasks: 12_000,
         emptyWarmUpMaxMs: 180_000,
         curveFrameBudget: 10_000,
         referenceFrameBudget: 2_000,
