@@ -2,7 +2,7 @@
  * A preload for a bench server (bench/paced-tail.ts transpiles it and passes `--require`): stamps,
  * on the monotonic clock the frames' publish times use (bench/lib/scenario.ts nowUs), each
  * frame's publish time and when the server handed it to its response, each GC pause, each
- * EVALSHA's send and reply, and each event-loop turn that kept a 1 ms timer over 2 ms late,
+ * Redis command's send and reply (with its name, or its script's SHA1), and each event-loop turn that kept a 1 ms timer over 2 ms late,
  * with the CPU the process used (every thread) and the time its main thread waited for a CPU
  * (/proc/self/schedstat) meanwhile, and each snapshot the Redis writer builds. Typed arrays, so that the probe adds little to the heap it
  * watches; written as JSON to `<PACED_TAIL_OUT>-<pid>.json` when the server exits. Not for production.
@@ -22,7 +22,7 @@ const frames = new Float64Array(FRAMES * 2);
 let frameCount = 0;
 const gcs = new Float64Array(3 << 14);
 let gcCount = 0;
-const calls = new Float64Array(FRAMES * 2);
+const calls = new Float64Array(FRAMES * 3);
 let callCount = 0;
 const lates = new Float64Array(4 << 16);
 let lateCount = 0;
@@ -73,19 +73,31 @@ new PerformanceObserver((list) => {
 
 interface SentCommand {
   name: string;
+  args: unknown[];
   promise: Promise<unknown>;
 }
+// Every command's kind (its name, an EVALSHA's script SHA1): index into `kinds`.
+const kinds: string[] = [];
+const kindIndex = new Map<string, number>();
 // The server's ioredis (the bench runs from the repository, whose node_modules hold it).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { default: Redis } = require(require.resolve('ioredis', { paths: [process.cwd(), __dirname] })) as { default: { prototype: { sendCommand: (command: SentCommand, ...rest: unknown[]) => unknown } } };
 const sendCommand = Redis.prototype.sendCommand;
 Redis.prototype.sendCommand = function (this: unknown, command: SentCommand, ...rest: unknown[]): unknown {
-  if (command?.name === 'evalsha' && callCount < FRAMES) {
+  if (command && callCount < FRAMES) {
+    const kind = command.name === 'evalsha' ? `evalsha ${String(command.args[0])}` : command.name;
+    let code = kindIndex.get(kind);
+    if (code === undefined) {
+      code = kinds.push(kind) - 1;
+      kindIndex.set(kind, code);
+    }
     const i = callCount++;
-    calls[2 * i] = nowUs();
+    calls[3 * i] = nowUs();
+    calls[3 * i + 1] = 0;
+    calls[3 * i + 2] = code;
     command.promise.then(
-      () => (calls[2 * i + 1] = nowUs()),
-      () => (calls[2 * i + 1] = -1),
+      () => (calls[3 * i + 1] = nowUs()),
+      () => (calls[3 * i + 1] = -1),
     );
   }
   return sendCommand.call(this, command, ...rest);
@@ -149,7 +161,8 @@ process.on('exit', () => {
     JSON.stringify({
       frames: Array.from(frames.subarray(0, 2 * frameCount)),
       gcs: Array.from(gcs.subarray(0, 3 * gcCount)),
-      calls: Array.from(calls.subarray(0, 2 * callCount)),
+      calls: Array.from(calls.subarray(0, 3 * callCount)),
+      kinds,
       lates: Array.from(lates.subarray(0, 4 * lateCount)),
       snapshots: Array.from(snapshots.subarray(0, 2 * snapshotCount)),
     }),

@@ -10,13 +10,15 @@
  * at or over that latency's p99: how many had a GC pause inside their window and how much of it,
  * how many fell in an event-loop turn that kept a 1 ms timer over 2 ms late, and in those late
  * turns how much the process computed (CPU of every thread) against how long its main thread
- * waited for a CPU (/proc/self/schedstat run delay). Also the EVALSHA round trips (send to reply
- * seen) and, from /proc, how long the server's, Redis's and the load's threads waited for a CPU
+ * waited for a CPU (/proc/self/schedstat run delay), what share of their latency the snapshot
+ * builds took, and which other Redis commands (script calls named) were on their way meanwhile.
+ * Also the append calls' round trips (send to reply seen) and, from /proc, how long the server's, Redis's and the load's threads waited for a CPU
  * during the repetition, and the CPU each of the three used per frame. Comma-separated targets
  * take turns (`toolstream-redis,toolstream`: the in-memory store at the same load, whose frames
  * are written in the callback that published them). The probe's 1 ms timer and stamps cost the server a little CPU: compare
  * its figures with each other, not with paced-latency.ts's.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -28,11 +30,23 @@ import { BenchRedis } from './lib/redis';
 import { nowUs } from './lib/scenario';
 import { procCounts } from './lib/proc-counts';
 import { ServerPool } from './lib/server-pool';
+import { ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT } from '../src/a2a/store/redis-live-limits';
+import { RETAIN_SCRIPT } from '../src/a2a/store/redis-retention';
+import { APPEND_SCRIPT } from '../src/a2a/store/redis-task-appender';
+import * as runQueueScripts from '../src/a2a/store/run-queue-scripts';
+
+/** The store's scripts by SHA1, to name the EVALSHAs the probe saw. */
+const SCRIPTS = new Map(
+  Object.entries({ APPEND_SCRIPT, ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT, RETAIN_SCRIPT, ...runQueueScripts })
+    .filter((entry): entry is [string, string] => entry[0].endsWith('_SCRIPT') && typeof entry[1] === 'string')
+    .map(([name, lua]) => [createHash('sha1').update(lua).digest('hex'), name]),
+);
 
 interface Probe {
   frames: number[];
   gcs: number[];
   calls: number[];
+  kinds: string[];
   lates: number[];
   snapshots: number[];
 }
@@ -81,6 +95,23 @@ interface Window {
   redis: { user: number; system: number; evalshaUsPerCall: number };
 }
 
+/** The commands other than appends that were on their way during some slow frame's window, by kind. */
+function busyCommands(others: readonly { start: number; end: number; kind: number }[], slow: readonly [number, number][], kindName: (code: number) => string): string {
+  const byKind = new Map<string, { count: number; longest: number }>();
+  for (const call of others) {
+    if (!slow.some(([published, written]) => call.end > published && call.start < written)) continue;
+    const name = kindName(call.kind);
+    const seen = byKind.get(name) ?? { count: 0, longest: 0 };
+    seen.count += 1;
+    seen.longest = Math.max(seen.longest, call.end - call.start);
+    byKind.set(name, seen);
+  }
+  return [...byKind]
+    .sort((a, b) => b[1].count - a[1].count)
+    .map(([name, { count, longest }]) => `${name} ${count} (${ms(longest)} ms)`)
+    .join(', ');
+}
+
 function report(probe: Probe, window: Window): string {
   const frames: [number, number][] = [];
   for (let i = 0; i < probe.frames.length; i += 2) if (probe.frames[i] >= window.from && probe.frames[i] < window.to) frames.push([probe.frames[i], probe.frames[i + 1]]);
@@ -93,8 +124,19 @@ function report(probe: Probe, window: Window): string {
     const [at, late, cpu, waited] = probe.lates.slice(i, i + 4);
     if (within(at - late - 1000, at)) lates.push({ span: [at - late - 1000, at], cpu, waited });
   }
+  const appendKind = probe.kinds.findIndex((kind) => SCRIPTS.get(kind.slice('evalsha '.length)) === 'APPEND_SCRIPT');
+  const kindName = (code: number): string => {
+    const kind = probe.kinds[code];
+    return kind.startsWith('evalsha ') ? (SCRIPTS.get(kind.slice(8)) ?? kind.slice(0, 16)) : kind;
+  };
   const trips: number[] = [];
-  for (let i = 0; i < probe.calls.length; i += 2) if (probe.calls[i + 1] > 0 && within(probe.calls[i], probe.calls[i + 1])) trips.push(probe.calls[i + 1] - probe.calls[i]);
+  const others: { start: number; end: number; kind: number }[] = [];
+  for (let i = 0; i < probe.calls.length; i += 3) {
+    const [start, end, kind] = [probe.calls[i], probe.calls[i + 1], probe.calls[i + 2]];
+    if (end <= 0 || !within(start, end)) continue;
+    if (kind === appendKind) trips.push(end - start);
+    else others.push({ start, end, kind });
+  }
   trips.sort((a, b) => a - b);
   const latencies = frames.map(([published, written]) => written - published).sort((a, b) => a - b);
   const p99 = quantile(latencies, 0.99);
@@ -127,7 +169,8 @@ function report(probe: Probe, window: Window): string {
     `  waited for a CPU during it (every thread, run-queue delay): server ${ms(window.waits.server)} ms, Redis ${ms(window.waits.redis)} ms, load ${ms(window.waits.load)} ms; CPU per frame: server ${window.cpu.server.toFixed(1)}, Redis ${window.cpu.redis.toFixed(1)}, load ${window.cpu.load.toFixed(1)} µs; Redis user ${window.redis.user.toFixed(1)} + system ${window.redis.system.toFixed(1)} µs/frame (INFO cpu), EVALSHA ${window.redis.evalshaUsPerCall.toFixed(1)} µs per call`,
     `  GC pauses ${pauses.length} (median ${ms(quantile(pauses, 0.5))}, max ${ms(pauses[pauses.length - 1] ?? NaN)}, ${ms(sum(pauses))} ms in all); late turns ${lates.length}: ${ms(sum(lates.map((l) => l.span[1] - l.span[0])))} ms, of which CPU ${ms(sum(lates.map((l) => l.cpu)))} ms and main thread waiting for a CPU ${ms(sum(lates.map((l) => l.waited)))} ms`,
     `  snapshots built ${builds.length} (median ${buildUs.length ? (quantile(buildUs, 0.5)).toFixed(0) : '-'} µs, max ${buildUs.length ? buildUs[buildUs.length - 1].toFixed(0) : '-'} µs, ${ms(sum(buildUs))} ms in all; ${((100 * buildInside) / slowUs).toFixed(1)} % of the slowest 1 %'s latency)`,
-    `  EVALSHA round trips ${trips.length}: p50 ${ms(quantile(trips, 0.5))} / p99 ${ms(quantile(trips, 0.99))} / max ${ms(trips[trips.length - 1] ?? NaN)} ms`,
+    `  other commands in the slowest 1 %'s windows (sent or answered inside one; count, longest round trip): ${busyCommands(others, slow, kindName) || 'none'}`,
+    `  append calls ${trips.length}: p50 ${ms(quantile(trips, 0.5))} / p99 ${ms(quantile(trips, 0.99))} / max ${ms(trips[trips.length - 1] ?? NaN)} ms`,
     `  slowest 1 % (${slow.length} frames, >= ${ms(p99)} ms): ${withGc} with a GC pause inside (GC ${((100 * gcUs) / slowUs).toFixed(0)} % of their latency), ${inLate} in a late turn; those ${hit.length} turns: ${ms(sum(hit.map((l) => l.span[1] - l.span[0])))} ms, CPU ${ms(sum(hit.map((l) => l.cpu)))} ms, main thread waiting for a CPU ${ms(sum(hit.map((l) => l.waited)))} ms; by tenth of the repetition: ${tenths.join(' ')}`,
   ].join('\n');
 }
