@@ -637,6 +637,33 @@ describe('TaskRecord', () => {
       expect(task.listenerCount).toBe(0);
     });
 
+    it('keeps what the furthest behind of several followers needs, and drops every one that fell out in the same event', () => {
+      const task = newTask(3);
+      // Followed and left first: its followers list was the shared empty one before these.
+      task.follow(collector(0))();
+      const dropped: string[] = [];
+      const paused = (name: string): TaskListener & { events: TaskEvent[] } => ({ ...collector(1), ready: () => false, overrun: () => dropped.push(name) });
+      const [a, b] = [paused('a'), paused('b')];
+      const live = collector(1);
+      for (const listener of [a, b, live]) task.follow(listener);
+      for (let i = 0; i < 4; i++) task.narrate(`line ${i}`);
+      expect(task.log.firstSeq).toBe(2);
+      expect(task.log.size).toBe(4);
+      expect(dropped).toEqual([]);
+      // Up to twice the cap they stay; one more, and the event a and b need next goes, with both of them.
+      task.narrate('line 4');
+      task.narrate('line 5');
+      expect(task.log.size).toBe(6);
+      expect(dropped).toEqual([]);
+      task.narrate('line 6');
+      expect(dropped).toEqual(['a', 'b']);
+      expect(task.listenerCount).toBe(1);
+      task.narrate('line 7');
+      expect(task.log.size).toBe(3);
+      expect(live.events.map((e) => e.seq)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+      expect([a.events, b.events]).toEqual([[], []]);
+    });
+
     it('refuses a cursor whose following events are no longer retained', () => {
       const task = newTask(3);
       for (let i = 0; i < 5; i++) task.narrate(`line ${i}`);
