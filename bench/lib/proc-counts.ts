@@ -109,3 +109,23 @@ export function threadCpu(pid: number): { main: number; others: number } {
 export function minorFaults(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[7]);
 }
+
+/**
+ * Time the process's threads (all of them) have spent runnable but waiting for a CPU so far, in
+ * µs: the second field of each /proc/<pid>/task/<tid>/schedstat (ns). On this shared two-vCPU VM
+ * a paced row's p99 follows it (docs/deploying.md, "Performance in Redis mode"). A thread that
+ * ended meanwhile takes its share with it. Undefined without /proc or schedstats.
+ */
+export function runQueueWaitUs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const field = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1];
+      ns += Number(field);
+    }
+    return Number.isFinite(ns) ? ns / 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}

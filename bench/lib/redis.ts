@@ -24,7 +24,10 @@ export class BenchRedis {
     } catch {
       return undefined;
     }
-    return new BenchRedis(server, new Redis(server.url, { lazyConnect: false, maxRetriesPerRequest: 2 }));
+    const redis = new BenchRedis(server, new Redis(server.url, { lazyConnect: false, maxRetriesPerRequest: 2 }));
+    // Asked now, so that no run's count of commands includes the INFO that asks it.
+    await redis.processId();
+    return redis;
   }
 
   private async info(section: string, field: string): Promise<number> {
@@ -32,6 +35,14 @@ export class BenchRedis {
     const match = new RegExp(`^${field}:(\\d+)`, 'm').exec(text);
     if (!match) throw new Error(`redis INFO ${section} has no ${field}`);
     return Number(match[1]);
+  }
+
+  private pid?: Promise<number>;
+
+  /** The redis-server's process id (its run-queue wait is read from /proc); asked once, at start. */
+  processId(): Promise<number> {
+    this.pid ??= this.info('server', 'process_id');
+    return this.pid;
   }
 
   /** Commands the server has processed so far (the INFO call itself included). */

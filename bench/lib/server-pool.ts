@@ -4,7 +4,7 @@ import type { Target } from './ipc';
 import { LoadProcess, ServerProcess } from './processes';
 import { gcFigures, type GcDuringRun } from './gc-pauses';
 import type { BenchRedis } from './redis';
-import { countsPer, cpuUsageOf, procCounts, threadCpu, type ProcCounts } from './proc-counts';
+import { countsPer, cpuUsageOf, procCounts, runQueueWaitUs, threadCpu, type ProcCounts } from './proc-counts';
 import { FRAMES_PER_TOOL_CALL, type Scenario } from './scenario';
 
 /**
@@ -63,6 +63,13 @@ export interface RunRecord {
    * and its compiler. A major GC's cycle shows here first (results before round 18 have none).
    */
   serverOtherThreadsUs?: number;
+  /**
+   * How long, in ms over the run, the threads of the server, of its redis-server (Redis-mode
+   * runs) and of the load generator were runnable but waiting for a CPU (/proc schedstat): on
+   * two shared cores a paced row's p99 follows the server's and Redis's (results before round 20
+   * have none).
+   */
+  runQueueWaitMs?: { server: number; redis?: number; load?: number };
 }
 
 /**
@@ -100,6 +107,8 @@ export interface MeasuredRun {
   counts?: RunCounts;
   /** See RunRecord.serverOtherThreadsUs. */
   serverOtherThreadsUs?: number;
+  /** See RunRecord.runQueueWaitMs. */
+  runQueueWaitMs?: RunRecord['runQueueWaitMs'];
 }
 
 function perFrame(counts: RunCounts | undefined, frames: number): Partial<RunRecord> {
@@ -122,7 +131,11 @@ function perFrame(counts: RunCounts | undefined, frames: number): Partial<RunRec
   };
 }
 
-/** One line for a section's log: a run's rate, CPU per frame user + system, and /proc counts per frame. */
+function describeWait(w: NonNullable<RunRecord['runQueueWaitMs']>): string {
+  return `${Math.round(w.server)} ms` + (w.redis !== undefined ? `, Redis ${Math.round(w.redis)} ms` : '') + (w.load !== undefined ? `, load ${Math.round(w.load)} ms` : '');
+}
+
+/** One line for a section's log: a run's rate, CPU per frame user + system, /proc counts per frame, and the time each process waited for a CPU. */
 export function describeRunCounts(r: RunRecord): string {
   const head = `${r.target} rep ${r.rep + 1}: ${Math.round(r.framesPerSec)} f/s, ${r.serverCpuPerFrameUs.toFixed(1)} µs per frame`;
   if (r.serverUserPerFrameUs === undefined || r.contextSwitchesPerFrame === undefined) return head;
@@ -130,7 +143,8 @@ export function describeRunCounts(r: RunRecord): string {
   return (
     `${head} (user ${r.serverUserPerFrameUs.toFixed(1)} + system ${(r.serverSystemPerFrameUs ?? NaN).toFixed(1)}), ` +
     `${r.contextSwitchesPerFrame.toFixed(2)} context switches per frame` +
-    (p ? ` (load waits ${p.loadWaits.toFixed(2)}, server waits ${p.serverWaits.toFixed(2)}, preempted ${p.serverPreempted.toFixed(2)} / ${p.loadPreempted.toFixed(2)})` : '')
+    (p ? ` (load waits ${p.loadWaits.toFixed(2)}, server waits ${p.serverWaits.toFixed(2)}, preempted ${p.serverPreempted.toFixed(2)} / ${p.loadPreempted.toFixed(2)})` : '') +
+    (r.runQueueWaitMs ? `; waited for a CPU: server ${describeWait(r.runQueueWaitMs)}` : '')
   );
 }
 
@@ -157,6 +171,7 @@ export function runRecord(run: MeasuredRun, rep: number, scenario: Scenario): Ru
     ...perFrame(run.counts, r.frames),
     ...(run.gc ? { gc: gcFigures(run.gc) } : {}),
     ...(run.serverOtherThreadsUs !== undefined ? { serverOtherThreadsUs: run.serverOtherThreadsUs } : {}),
+    ...(run.runQueueWaitMs ? { runQueueWaitMs: run.runQueueWaitMs } : {}),
   };
 }
 
@@ -175,6 +190,27 @@ function threadCpuOf(pid: number | undefined): { main: number; others: number } 
  * section. A run that was cut leaves work behind in the server (the reference never aborts a
  * run whose client left), so that server is replaced before the next run.
  */
+interface Waits {
+  server?: number;
+  redis?: number;
+  load?: number;
+}
+
+/** The run-queue waits so far (µs) of the server, its redis-server and the load generator. */
+function waits(server: number | undefined, redis: number | undefined, load: number | undefined): Waits {
+  return { server: runQueueWaitUs(server), redis: runQueueWaitUs(redis), load: runQueueWaitUs(load) };
+}
+
+/** From `a` to `b`, in ms; undefined when the server's could not be read. */
+function waitedMs(a: Waits, b: Waits): RunRecord['runQueueWaitMs'] {
+  const ms = (x?: number, y?: number): number | undefined => (x !== undefined && y !== undefined ? (y - x) / 1000 : undefined);
+  const server = ms(a.server, b.server);
+  if (server === undefined) return undefined;
+  const redis = ms(a.redis, b.redis);
+  const load = ms(a.load, b.load);
+  return { server, ...(redis !== undefined ? { redis } : {}), ...(load !== undefined ? { load } : {}) };
+}
+
 export class ServerPool {
   private readonly servers = new Map<Target, ServerProcess>();
 
@@ -233,13 +269,16 @@ export class ServerPool {
     if (warmFirst && !fresh) await this.warm(target, server);
     const loadAverage = loadavg()[0];
     const redis = target === 'toolstream-redis' ? this.redis : undefined;
+    const redisPid = redis ? await redis.processId() : undefined;
     const commandsBefore = await redis?.commandsProcessed();
     const gcBefore = watchGc ? await server.gcPauses() : undefined;
     const asked = await server.cpuUsage();
     const procBefore = procCounts(server.pid);
     const threadsBefore = threadCpuOf(server.pid);
     const loadBefore = procCounts(this.load.pid);
+    const waitBefore = waits(server.pid, redisPid, this.load.pid);
     const result = await this.load.run({ url: server.url, streams, maxOpen, scenario, timeLimitMs });
+    const waitAfter = waits(server.pid, redisPid, this.load.pid);
     const procAfter = procCounts(server.pid);
     const threadsAfter = threadCpuOf(server.pid);
     const loadAfter = procCounts(this.load.pid);
@@ -277,7 +316,8 @@ export class ServerPool {
     // server under test is broken, and nothing after it would mean anything.
     if (result.failed === streams) throw new Error(`${target}: every stream failed: ${result.errors.join('; ')}`);
     const serverOtherThreadsUs = threadsBefore && threadsAfter ? threadsAfter.others - threadsBefore.others : undefined;
-    return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts, serverOtherThreadsUs };
+    const runQueueWaitMs = waitedMs(waitBefore, waitAfter);
+    return { target, result, serverCpuUs, loadAverage, redisCommands, gc, counts, serverOtherThreadsUs, ...(runQueueWaitMs ? { runQueueWaitMs } : {}) };
   }
 
   /** @param kill true: at once (SIGKILL), for a server busy with a cut run's work, which would not exit when asked */

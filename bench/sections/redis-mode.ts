@@ -110,6 +110,10 @@ export const redisModeSection: BenchSection = {
         log(`redis ${c.label}: p99 (ms) by where a frame falls in its task, first tenth / middle / last tenth of its frames, per repetition: Redis ${byPhase('toolstream-redis')}; in-memory ${byPhase('toolstream')}`);
         const gcOf = (target: Target): string => (runs[target] ?? []).map(({ gc }) => describeRunGc(gc)).join('; ');
         log(`redis ${c.label}: GC per repetition (scavenges × median/max pause, old space free at the start): Redis ${gcOf('toolstream-redis')}; in-memory ${gcOf('toolstream')}`);
+        // On two shared cores a repetition's p99 follows how long the server and Redis waited for a CPU.
+        const waitOf = (target: Target): string =>
+          (runs[target] ?? []).map(({ runQueueWaitMs: w }) => (w ? `${Math.round(w.server)}${w.redis !== undefined ? ` + Redis ${Math.round(w.redis)}` : ''}` : '—')).join(', ');
+        log(`redis ${c.label}: waited for a CPU per repetition, ms (server + its Redis): Redis mode ${waitOf('toolstream-redis')}; in-memory ${waitOf('toolstream')}`);
       }
       log(
         `redis ${c.label}: in-memory ${Math.round(spread((runs.toolstream ?? []).map((r) => r.framesPerSec)).median)} f/s, Redis ${Math.round(spread((runs['toolstream-redis'] ?? []).map((r) => r.framesPerSec)).median)} f/s, ratio ${fmt(ratioSpread, 2)}; ` +
