@@ -19,7 +19,7 @@
  * its figures with each other, not with paced-latency.ts's.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { transpileModule, ModuleKind, ScriptTarget } from 'typescript';
@@ -28,7 +28,7 @@ import { compileChildren } from './lib/compile-children';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
 import { BenchRedis } from './lib/redis';
 import { nowUs } from './lib/scenario';
-import { procCounts } from './lib/proc-counts';
+import { cpuUsageOf, procCounts, runQueueWaitUs } from './lib/proc-counts';
 import { ServerPool } from './lib/server-pool';
 import { ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT } from '../src/a2a/store/redis-live-limits';
 import { RETAIN_SCRIPT } from '../src/a2a/store/redis-retention';
@@ -49,24 +49,6 @@ interface Probe {
   kinds: string[];
   lates: number[];
   snapshots: number[];
-}
-
-/** µs that every thread of `pid` has waited on a run queue so far (/proc/<pid>/task/<tid>/schedstat, ns). */
-function runQueueWaitUs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  let ns = 0;
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
-      } catch {
-        // A thread that ended between the listing and its read.
-      }
-    }
-  } catch {
-    return NaN;
-  }
-  return ns / 1000;
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -192,7 +174,7 @@ async function main(): Promise<void> {
   if (!redis) throw new Error('redis-server is not installed');
   process.env.BENCH_REDIS_URL = redis.url;
   const client = new Redis(redis.url);
-  const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1]);
+  const redisPid = await redis.processId();
   const load = await LoadProcess.start();
   const pool = new ServerPool(load, redis, [`--require=${probeFile}`]);
   const windows: Window[] = [];
@@ -203,7 +185,9 @@ async function main(): Promise<void> {
   };
   const cpuUs = (pid: number | undefined): number => {
     const counts = procCounts(pid);
-    return counts ? (counts.userTicks + counts.systemTicks) * 10_000 : NaN;
+    if (!counts) return NaN;
+    const { userUs, systemUs } = cpuUsageOf(counts);
+    return userUs + systemUs;
   };
   try {
     for (const target of targets) {
@@ -217,14 +201,14 @@ async function main(): Promise<void> {
         // The pool's warm-up (server-pool.ts), again right before the timed run, outside its window.
         await load.run({ url: server.url, streams: 20, maxOpen: 4, scenario: { toolCalls: 500, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
         const pids = [server.pid, redisPid, load.pid];
-        const waitsBefore = pids.map(runQueueWaitUs);
+        const waitsBefore = pids.map((pid) => runQueueWaitUs(pid) ?? NaN);
         const cpuBefore = pids.map(cpuUs);
         await client.config('RESETSTAT');
         const redisBefore = await redisCpu();
         const from = nowUs();
         const measured = await pool.run(target, 100, { toolCalls, intervalMs: 50, idle: false }, 60_000);
         const to = nowUs();
-        const waits = pids.map((pid, i) => runQueueWaitUs(pid) - waitsBefore[i]);
+        const waits = pids.map((pid, i) => (runQueueWaitUs(pid) ?? NaN) - waitsBefore[i]);
         const frames = measured.result.frames;
         const cpu = pids.map((pid, i) => (cpuUs(pid) - cpuBefore[i]) / frames);
         const redisAfter = await redisCpu();

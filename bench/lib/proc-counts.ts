@@ -118,14 +118,19 @@ export function minorFaults(pid: number): number {
  */
 export function runQueueWaitUs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
+  let tids: string[];
   try {
-    let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const field = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1];
-      ns += Number(field);
-    }
-    return Number.isFinite(ns) ? ns / 1000 : undefined;
+    tids = readdirSync(`/proc/${pid}/task`);
   } catch {
     return undefined;
   }
+  let ns = 0;
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    } catch {
+      // A thread that ended between the listing and its read.
+    }
+  }
+  return Number.isFinite(ns) ? ns / 1000 : undefined;
 }
