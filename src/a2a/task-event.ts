@@ -106,7 +106,6 @@ export class TaskEvent {
 }
 
 const BRACE = 123;
-export const QUOTE = 34;
 
 /**
  * The same string, flat: JSON.stringify returns a string of pieces (a cons string) past 32
@@ -144,6 +143,8 @@ export class SseMessageFraming {
   toolHead?: string;
   /** `line`, then the tool frames' head. */
   toolLine = '';
+  /** What comes between a tool frame's id part and its frame JSON, for that head (see toolIdMiddle). */
+  toolMiddle = '';
   /** A tool frame's text after its frame JSON, then `end` (not the last chunk, and the last). */
   readonly toolEnd: string;
   readonly toolLastEnd: string;
@@ -160,25 +161,66 @@ export class SseMessageFraming {
 const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
 const TOOL_PART_TAIL_JSON = joined('"metadata":{"mimeType":', JSON.stringify(TOOL_CALL_V1_MIME_TYPE), '},"mediaType":', JSON.stringify(TOOL_CALL_V1_PART_MEDIA_TYPE), '}');
 const TOOL_ARTIFACT_MIDDLE_JSON = joined(',"name":', TOOL_ARTIFACT_NAME_JSON, ',"parts":[{"data":');
+/** The same, after an id part that leaves the artifact id's string open: its closing quote first. */
+const TOOL_ID_CLOSING_MIDDLE_JSON = joined('"', TOOL_ARTIFACT_MIDDLE_JSON);
 const TOOL_EVENT_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']}}}');
 /** A tool frame's artifact alone (as a snapshot lists it): the same text as in the event. */
 const TOOL_ARTIFACT_OPENING_JSON = '{"artifactId":';
 const TOOL_ARTIFACT_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']}');
 const TOOL_EVENT_LAST_TAIL_JSON = joined(',', TOOL_PART_TAIL_JSON, ']},"lastChunk":true}}');
 
+/** What a tool call's artifact id is made of: this, then the tool call id. */
+export const TOOL_ARTIFACT_ID_PREFIX = 'tool-call-';
+/** The artifact id's JSON up to the tool call id. */
+const TOOL_ID_OPENING_JSON = joined('"', TOOL_ARTIFACT_ID_PREFIX);
+/** Where a head that leaves the artifact id's string open ends. */
+const HEAD_OPENS_ID = TOOL_ID_OPENING_JSON.charCodeAt(TOOL_ID_OPENING_JSON.length - 1);
+
+/**
+ * The tool frames' head of a task (`{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":"tool-call-`),
+ * made once per task. It leaves the artifact id's string open, so an event's id part is the
+ * tool call id's text in it (toolCallIdText), for most ids the id itself: no string per tool call.
+ */
+export function toolFrameHead(taskId: string, contextId: string): string {
+  return joined('{"artifactUpdate":{"taskId":', JSON.stringify(taskId), ',"contextId":', JSON.stringify(contextId), ',"artifact":{"artifactId":', TOOL_ID_OPENING_JSON);
+}
+
+/** A tool call id as it reads inside a JSON string: the id itself unless JSON escapes some of it. */
+export function toolCallIdText(toolCallId: string): string {
+  for (let i = 0; i < toolCallId.length; i++) {
+    const c = toolCallId.charCodeAt(i);
+    // What JSON.stringify escapes: controls, the quote, the backslash, lone surrogates (any surrogate goes that way here).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(toolCallId).slice(1, -1);
+  }
+  return toolCallId;
+}
+
+/**
+ * What follows a tool frame's id part in its JSON. A head made by toolFrameHead leaves the artifact
+ * id's string open (its id part is the tool call id's text, toolCallIdText), so the string's closing
+ * quote comes first; a head that ends at `"artifactId":` takes the whole artifact id's JSON.
+ */
+function toolIdMiddle(head: string): string {
+  return head.charCodeAt(head.length - 1) === HEAD_OPENS_ID ? TOOL_ID_CLOSING_MIDDLE_JSON : TOOL_ARTIFACT_MIDDLE_JSON;
+}
+
 /**
  * A tool-call-v1 frame's event (the artifact update of the tool's artifact), serialised by hand:
- * the task's head (its ids), the artifact id, the frame, and constant text between and after.
- * Only the artifact id and the frame vary, and only those are kept: the JSON is put together
+ * the task's head (its ids), the artifact id (its id part), the frame, and constant text between
+ * and after. Only the id part and the frame vary, and only those are kept: the JSON is put together
  * when read (a string of pieces the socket write copies once), so a retained event holds a
  * third of its JSON, and a block keeps only those two parts (see TaskEventBlock).
  */
 export class ToolFrameEvent extends TaskEvent {
   constructor(
     seq: number,
-    /** `{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":`, the same string for every frame of a task. */
+    /**
+     * `{"artifactUpdate":{"taskId":…,"contextId":…,"artifact":{"artifactId":`, the same string for
+     * every frame of a task, and `"tool-call-` after it when made by toolFrameHead.
+     */
     readonly head: string,
-    readonly artifactIdJson: string,
+    /** The artifact id's JSON, or, after a toolFrameHead head, the tool call id's text (toolCallIdText). */
+    readonly idPart: string,
     frameJson: string,
     /** A terminal phase: the update is the artifact's last chunk. */
     lastChunk: boolean,
@@ -198,7 +240,7 @@ export class ToolFrameEvent extends TaskEvent {
   }
 
   override get json(): string {
-    return this.head + this.artifactIdJson + TOOL_ARTIFACT_MIDDLE_JSON + this.frameJson + (this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON);
+    return this.head + this.idPart + toolIdMiddle(this.head) + this.frameJson + (this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON);
   }
 
   /** The same message as TaskEvent's, from the stream's joined pieces (1.0; 0.3 as any event). */
@@ -207,28 +249,29 @@ export class ToolFrameEvent extends TaskEvent {
     if (framing.toolHead !== this.head) {
       framing.toolHead = this.head;
       framing.toolLine = joined(framing.line, this.head);
+      framing.toolMiddle = toolIdMiddle(this.head);
     }
-    return 'id: ' + this.seq + framing.toolLine + this.artifactIdJson + TOOL_ARTIFACT_MIDDLE_JSON + this.frameJson + (this.lastChunk ? framing.toolLastEnd : framing.toolEnd);
+    return 'id: ' + this.seq + framing.toolLine + this.idPart + framing.toolMiddle + this.frameJson + (this.lastChunk ? framing.toolLastEnd : framing.toolEnd);
   }
 
   override get weight(): number {
-    return toolFrameEventWeight(this.head, this.artifactIdJson.length + this.frameJson.length, this.lastChunk);
+    return toolFrameEventWeight(this.head, this.idPart.length + this.frameJson.length, this.lastChunk);
   }
 
   override get jsonBytes(): number {
-    return Buffer.byteLength(this.head) + Buffer.byteLength(this.artifactIdJson) + Buffer.byteLength(this.frameJson) + toolFrameEventWeight('', 0, this.lastChunk);
+    return Buffer.byteLength(this.head) + Buffer.byteLength(this.idPart) + Buffer.byteLength(this.frameJson) + toolFrameEventWeight(this.head, 0, this.lastChunk) - this.head.length;
   }
 
   /** Its artifact's JSON (`{"artifactId":…}`, as the event holds it) in UTF-8 bytes. */
   get artifactJsonBytes(): number {
-    return TOOL_ARTIFACT_OPENING_JSON.length + Buffer.byteLength(this.artifactIdJson) + TOOL_ARTIFACT_MIDDLE_JSON.length + Buffer.byteLength(this.frameJson) + TOOL_ARTIFACT_TAIL_JSON.length;
+    return this.artifactOpening.length + Buffer.byteLength(this.idPart) + toolIdMiddle(this.head).length + Buffer.byteLength(this.frameJson) + TOOL_ARTIFACT_TAIL_JSON.length;
   }
 
   /** Writes its artifact's JSON into `buffer` at `offset`, piece by piece (a snapshot's); returns the offset after it. */
   writeArtifactJson(buffer: Buffer, offset: number): number {
-    offset += buffer.write(TOOL_ARTIFACT_OPENING_JSON, offset, 'latin1');
-    offset += buffer.write(this.artifactIdJson, offset);
-    offset += buffer.write(TOOL_ARTIFACT_MIDDLE_JSON, offset, 'latin1');
+    offset += buffer.write(this.artifactOpening, offset, 'latin1');
+    offset += buffer.write(this.idPart, offset);
+    offset += buffer.write(toolIdMiddle(this.head), offset, 'latin1');
     offset += buffer.write(this.frameJson, offset);
     return offset + buffer.write(TOOL_ARTIFACT_TAIL_JSON, offset, 'latin1');
   }
@@ -236,21 +279,26 @@ export class ToolFrameEvent extends TaskEvent {
   /** Piece by piece: the joined JSON (a string the size of the frame) is never made. */
   override writeJson(buffer: Buffer, offset: number): number {
     offset += buffer.write(this.head, offset);
-    offset += buffer.write(this.artifactIdJson, offset);
-    offset += buffer.write(TOOL_ARTIFACT_MIDDLE_JSON, offset, 'latin1');
+    offset += buffer.write(this.idPart, offset);
+    offset += buffer.write(toolIdMiddle(this.head), offset, 'latin1');
     offset += buffer.write(this.frameJson, offset);
     return offset + buffer.write(this.lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON, offset, 'latin1');
   }
+
+  /** The artifact's JSON up to its id part (the artifact id's string opened too, after a toolFrameHead head). */
+  private get artifactOpening(): string {
+    return toolIdMiddle(this.head) === TOOL_ID_CLOSING_MIDDLE_JSON ? TOOL_ARTIFACT_OPENING_JSON + TOOL_ID_OPENING_JSON : TOOL_ARTIFACT_OPENING_JSON;
+  }
 }
 
-/** A tool frame event's weight (its JSON's length) from its head, the length of its artifact id and frame JSON, and whether it is a last chunk. */
+/** A tool frame event's weight (its JSON's length) from its head, the length of its id part and frame JSON, and whether it is a last chunk. */
 export function toolFrameEventWeight(head: string, varying: number, lastChunk: boolean): number {
-  return head.length + varying + TOOL_ARTIFACT_MIDDLE_JSON.length + (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length;
+  return head.length + varying + toolIdMiddle(head).length + (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length;
 }
 
 const TOOL_FRAME = 1;
 const TERMINAL = 2;
-/** A ToolFrameEvent kept as its artifact id and frame (`split` says where the one ends). */
+/** A ToolFrameEvent kept as its id part and frame (`split` says where the one ends). */
 const COMPACT = 4;
 const FLAGS = 8;
 /** Slots in each chunk of an open block's list (two per event). */
@@ -260,7 +308,7 @@ const LAST_BITS = 30;
 
 /**
  * The events leaving a task's hot ones, kept as they come (see EventPacking.open): of a tool
- * frame's event only its artifact id's JSON and its frame's JSON (the strings the event already
+ * frame's event only its id part and its frame's JSON (the strings the event already
  * holds: no copy), of any other its flags and its JSON; no event object. An event a live stream
  * has taken then dies young instead of being promoted with its running task, and a kept task is
  * its strings and a few lists, not an object per event. Once full it is closed into a
@@ -269,7 +317,7 @@ const LAST_BITS = 30;
 export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
   addedWeight = 0;
   /**
-   * Two per event: a compact event's artifact id JSON and frame JSON; any other's flags
+   * Two per event: a compact event's id part and frame JSON; any other's flags
    * (TOOL_FRAME, TERMINAL: a number, never a string) and its JSON; in chunks of CHUNK made at
    * their full size. Every slot of a running task's lists is promoted with it, and a list grown
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
@@ -292,7 +340,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     const chunk = this.chunks[this.chunks.length - 1];
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
-      chunk[at] = event.artifactIdJson;
+      chunk[at] = event.idPart;
       chunk[at + 1] = event.frameJson;
       if (event.lastChunk) this.lasts[(i / LAST_BITS) | 0] |= 1 << i % LAST_BITS;
     } else {
@@ -350,7 +398,7 @@ const LAST = 8;
 
 /**
  * Consecutive events of one task kept as one string (their JSONs joined, or for a tool frame's
- * event only its artifact id and frame: a third of its JSON) and two arrays of numbers (where
+ * event only its id part and frame: a third of its JSON) and two arrays of numbers (where
  * each ends, and its flags; where a compact one's id ends, and whether it is a last chunk): a few
  * objects for the whole block instead of an event object and its string each. Reading an event
  * back slices the string (no copy), or rebuilds a tool frame's event around its slices.
@@ -359,7 +407,7 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
   private readonly json: string;
   /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags. */
   private readonly ends: number[];
-  /** Per compact event: the length of its artifact id's JSON, times 2, plus 1 for a last chunk; else 0. */
+  /** Per compact event: the length of its id part, times 2, plus 1 for a last chunk; else 0. */
   private readonly splits: number[];
 
   /** From an open block's parts (two per event, see OpenTaskEventBlock) and each event's flags (COMPACT and LAST for a compact one). */

@@ -23,7 +23,7 @@ const FRAMINGS = [new SseMessageFraming('\ndata: ', '\n\n'), new SseMessageFrami
 /** What a reader can tell of an event: its number, flags, weight, JSON and SSE messages (both versions, both framings). */
 function readable(event: TaskEvent | undefined): unknown {
   if (!event) return undefined;
-  const tool = event instanceof ToolFrameEvent ? [event.artifactIdJson, event.frameJson, event.lastChunk, event.artifactJsonBytes] : [];
+  const tool = event instanceof ToolFrameEvent ? [event.idPart, event.frameJson, event.lastChunk, event.artifactJsonBytes] : [];
   const messages = FRAMINGS.flatMap((framing) => [event.sseMessage('1.0', framing), event.sseMessage('0.3', framing)]);
   return [event.seq, event.isToolFrame, event.terminal, event.weight, event.jsonBytes, event.json, ...tool, ...messages];
 }
@@ -285,19 +285,38 @@ describe('TaskRecord', () => {
 
   it('writes a tool frame event exactly as the SDK codec does (hand-built JSON)', () => {
     const json = fc.jsonValue({ maxDepth: 3 });
+    // Tool call ids JSON writes as they are, and ones it escapes (quotes, backslashes, controls, lone surrogates).
+    const toolCallId = fc.oneof(
+      fc.string({ minLength: 1 }),
+      fc.string({ minLength: 1, unit: 'binary' }),
+      fc.constantFrom('call_1', 'a"b', 'a\\b', 'line\nbreak', '\u0000', 'x\ud800y', '\udfff', '😀', '\u2028', 'tool-call-x'),
+    );
     const frame: fc.Arbitrary<ToolCallArtifactData> = fc.oneof(
       fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('started' as const), args: json }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
       fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('completed' as const), result: json, timestamp: fc.string() }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
       fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('failed' as const), error: fc.string() }),
     );
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), frame, (id, contextId, f) => {
+      fc.property(fc.string({ minLength: 1 }), fc.string({ minLength: 1 }), frame, toolCallId, (id, contextId, generated, callId) => {
+        const f = { ...generated, toolCallId: callId };
         const task = new TaskRecord({ id, contextId, owner: undefined, message: userMessage(), text: 'hello', maxEvents: 10, maxFinishedTools: 10 });
         task.toolFrame(f);
         const codec = StreamResponse.toJSON({
           payload: { $case: 'artifactUpdate', value: { taskId: id, contextId, artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } },
         });
         expect(task.log.get(task.lastSeq)?.json).toBe(JSON.stringify(codec));
+        // Its other readings: the SSE message, the bytes written piece by piece, its artifact's JSON (a shared store's snapshot).
+        const event = task.log.get(task.lastSeq) as ToolFrameEvent;
+        const json = JSON.stringify(codec);
+        for (const framing of FRAMINGS) expect(event.sseMessage('1.0', framing)).toBe(`id: ${event.seq}${framing.line}${json}${framing.end}`);
+        expect([event.weight, event.jsonBytes]).toEqual([json.length, Buffer.byteLength(json)]);
+        const written = Buffer.alloc(event.jsonBytes);
+        expect(event.writeJson(written, 0)).toBe(written.length);
+        expect(written.toString()).toBe(json);
+        const artifactJson = JSON.stringify(Artifact.toJSON(toolArtifact(f)));
+        const artifact = Buffer.alloc(event.artifactJsonBytes);
+        expect(event.writeArtifactJson(artifact, 0)).toBe(artifact.length);
+        expect(artifact.toString()).toBe(artifactJson);
         // The snapshot's artifact is the frame as its JSON reads back: the same on the wire (-0 is 0 in JSON either way).
         expect(task.snapshot().artifacts.map((x) => JSON.stringify(Artifact.toJSON(x)))).toEqual([JSON.stringify(Artifact.toJSON(toolArtifact(f)))]);
         // Packed (kept as its artifact id and frame only), it reads back the same, with the same weight.
@@ -768,5 +787,26 @@ describe('TaskRecord', () => {
     const frames = listener.events.filter((e) => e.isToolFrame).map((e) => JSON.parse(e.json) as { artifactUpdate: { artifact: { parts: unknown[] } } });
     expect(frames.map((f) => parseToolCall(f.artifactUpdate.artifact.parts))).toEqual([expect.objectContaining({ toolCallId: 'open', phase: 'failed', error: 'lost' })]);
     expect(resumed.isTerminal).toBe(true);
+  });
+
+  it('resumed with open tools whose ids JSON escapes: their later frames are written as the SDK codec does', () => {
+    const ids = ['a"b', 'back\\slash', 'x\ud800', 'plain'];
+    const first = newTask();
+    for (const id of ids) first.toolFrame({ toolCallId: id, name: 'n', phase: 'started' });
+    const snapshot = StreamResponse.fromJSON(StreamResponse.toJSON({ payload: { $case: 'task', value: first.snapshot() } }));
+    const task = snapshot.payload?.$case === 'task' ? snapshot.payload.value : undefined;
+    const resumed = new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents: 100, maxFinishedTools: 100, resumed: { snapshot: task!, lastSeq: first.lastSeq } });
+    const codec = (f: ToolCallArtifactData): string =>
+      JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'artifactUpdate', value: { taskId: 't1', contextId: 'c1', artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } } }));
+    const frames: ToolCallArtifactData[] = [];
+    for (const id of ids) frames.push({ toolCallId: id, name: 'n', phase: 'completed', result: 1 }, { toolCallId: id, name: 'n', phase: 'started', args: 2 });
+    for (const f of frames) {
+      resumed.toolFrame(f);
+      expect(resumed.log.get(resumed.lastSeq)?.json).toBe(codec(f));
+    }
+    resumed.fail('lost');
+    const closed = ids.map((id) => resumed.log.get(resumed.lastSeq - ids.length + ids.indexOf(id))?.json);
+    expect(closed.map((json) => JSON.parse(json as string).artifactUpdate.artifact.artifactId)).toEqual(ids.map((id) => `tool-call-${id}`));
+    expect(resumed.snapshotArtifacts().map((a) => (a instanceof ToolFrameEvent ? JSON.parse(a.json).artifactUpdate.artifact.artifactId : a.artifactId))).toEqual(ids.map((id) => `tool-call-${id}`));
   });
 });

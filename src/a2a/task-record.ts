@@ -6,7 +6,7 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { EventLog } from './event-log';
-import { QUOTE, TASK_EVENT_PACKING, TaskEvent, ToolFrameEvent, flat, joined, toolFrameEventWeight } from './task-event';
+import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -197,7 +197,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledToolBytes = 0;
   /** The kept tool of the latest tool frame (dropped from the artifacts once its finishedAt is -2). */
   private lastTool?: KeptTool;
-  /** The start of every tool frame event's JSON, up to its artifact id (the task's ids in it). */
+  /** The start of every tool frame event's JSON, up to its tool call id (the task's ids in it; see toolFrameHead). */
   private toolEventHead?: string;
 
   constructor(init: TaskRecordInit) {
@@ -237,7 +237,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
       const found = this.artifacts.get(frame.toolCallId);
       const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId);
-      kept.restored = artifact;
+      kept.restore(artifact);
       this.artifacts.set(frame.toolCallId, kept);
       this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
     }
@@ -290,15 +290,16 @@ export class TaskRecord implements TaskView, TaskWriter {
     // frame's kept tool is asked before the map, one hash lookup fewer per tool call.
     const last = this.lastTool;
     const found = last !== undefined && last.id === id && last.finishedAt !== -2 ? last : this.artifacts.get(id);
-    // A later frame of a tool shares the artifact id's JSON its earlier one made.
-    const idJson = found instanceof KeptTool ? found.artifactIdJson() : flat(JSON.stringify(toolArtifactId(id)), QUOTE);
+    // The event's id part is the tool call id's text in the artifact id's JSON: for most ids the
+    // id itself, which the kept tool holds anyway (no string made or kept per tool call).
+    const idPart = found instanceof KeptTool ? found.idPart() : toolCallIdText(id);
     let event: ToolFrameEvent;
     try {
-      event = this.toolFrameEvent(frame, idJson);
+      event = this.toolFrameEvent(frame, idPart);
     } catch (err) {
       // args or result that JSON cannot carry (a BigInt, a cycle) reach the client as a note.
       frame = withUnserializableNoted(frame, err);
-      event = this.toolFrameEvent(frame, idJson);
+      event = this.toolFrameEvent(frame, idPart);
     }
     // Kept before the event goes out: a snapshot taken meanwhile (a stream attaching) then
     // holds the tool's latest phase.
@@ -510,7 +511,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     let kept: KeptTool;
     if (found instanceof KeptTool) {
       kept = found;
-      kept.restored = undefined;
       kept.latest(event);
     } else {
       kept = new KeptTool(id);
@@ -609,9 +609,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    * the artifact update of `toolArtifact(frame)` (a unit spec holds the two equal), without the
    * codec's object graph per frame. Throws as JSON.stringify does for a BigInt or a cycle.
    */
-  private toolFrameEvent(frame: ToolCallArtifactData, idJson: string): ToolFrameEvent {
-    this.toolEventHead ??= joined('{"artifactUpdate":{"taskId":', JSON.stringify(this.id), ',"contextId":', JSON.stringify(this.contextId), ',"artifact":{"artifactId":');
-    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, idJson, flat(JSON.stringify(frame)), frame.phase !== 'started');
+  private toolFrameEvent(frame: ToolCallArtifactData, idPart: string): ToolFrameEvent {
+    this.toolEventHead ??= toolFrameHead(this.id, this.contextId);
+    return new ToolFrameEvent(this.log.nextSeq, this.toolEventHead, idPart, flat(JSON.stringify(frame)), frame.phase !== 'started');
   }
 
   /**
@@ -716,67 +716,76 @@ export class TaskRecord implements TaskView, TaskWriter {
 class KeptTool {
   /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
   finishedAt = -1;
-  /** Set by a resumed task until the tool's next frame. */
-  restored?: Artifact;
-  /** The frame decoded for a snapshot, kept for the next one until the tool's next frame (a shared store snapshots often). */
-  private decoded?: ToolCallArtifactData;
   /**
-   * Its latest frame's event, as the strings and number it is made of rather than the event
-   * itself: the event dies young once its streams have taken it (the log keeps its strings),
-   * instead of living, promoted, as long as the task runs. Undefined until its first frame.
+   * Before its first frame, the artifact a resumed task's snapshot held (it is restored while it
+   * has no frame JSON); after, its latest frame decoded for a snapshot, kept for the next one
+   * until the tool's next frame (a shared store snapshots often). One field for both: a kept
+   * tool lives as long as its task, and at 1,000 streams is promoted with it.
    */
-  private idJson?: string;
+  private parsed?: Artifact | ToolCallArtifactData;
+  /**
+   * Its latest frame's event, as the string and number it is made of rather than the event
+   * itself: the event dies young once its streams have taken it (the log keeps its strings),
+   * instead of living, promoted, as long as the task runs. Undefined until its first frame. Its
+   * id part is the tool call id's text, for most ids the id itself (no second string kept).
+   */
   private frameJson?: string;
-  /** That event's sequence number × 2, plus 1 when it is a last chunk. */
-  private seqAndLast = 0;
+  /** That event's sequence number × 4, plus 1 when it is a last chunk, plus 2 when its id part is not the id itself (JSON escapes some of it). */
+  private seqAndBits = 0;
 
   constructor(
     /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
   ) {}
 
-  /** Its artifact id's JSON, as its latest event has it. */
-  artifactIdJson(): string {
-    return this.idJson ?? JSON.stringify(toolArtifactId(this.id));
+  /** Its events' id part (after the task's toolFrameHead): the tool call id's text in the artifact id's JSON. */
+  idPart(): string {
+    // A restored one has had no event here: the id is read as the first frame reads it.
+    return (this.seqAndBits & 2) === 0 && this.frameJson !== undefined ? this.id : toolCallIdText(this.id);
+  }
+
+  /** Takes the artifact a resumed task's snapshot holds (as it is until the tool's next frame). */
+  restore(artifact: Artifact): void {
+    this.parsed = artifact;
+    this.frameJson = undefined;
   }
 
   latest(event: ToolFrameEvent): void {
-    this.idJson = event.artifactIdJson;
     this.frameJson = event.frameJson;
-    this.seqAndLast = event.seq * 2 + (event.lastChunk ? 1 : 0);
-    this.decoded = undefined;
+    this.seqAndBits = event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === this.id ? 0 : 2);
+    this.parsed = undefined;
   }
 
   /** Its latest frame's sequence number; undefined for a restored one. */
   get latestSeq(): number | undefined {
-    return this.restored || this.frameJson === undefined ? undefined : Math.floor(this.seqAndLast / 2);
+    return this.frameJson === undefined ? undefined : Math.floor(this.seqAndBits / 4);
   }
 
   /** Its latest frame's event (made again from its parts, with the task's tool frame head); undefined for a restored one. */
   latestEvent(head: string | undefined): ToolFrameEvent | undefined {
-    if (this.restored || this.frameJson === undefined || head === undefined) return undefined;
-    return new ToolFrameEvent(Math.floor(this.seqAndLast / 2), head, this.idJson as string, this.frameJson, this.seqAndLast % 2 === 1);
+    if (this.frameJson === undefined || head === undefined) return undefined;
+    return new ToolFrameEvent(Math.floor(this.seqAndBits / 4), head, this.idPart(), this.frameJson, (this.seqAndBits & 1) === 1);
   }
 
   /** The bytes of its latest event's JSON (a fair measure of what the artifact holds); 0 for a restored one. */
   weight(head: string | undefined): number {
-    if (this.restored || this.frameJson === undefined || head === undefined) return 0;
-    return toolFrameEventWeight(head, (this.idJson as string).length + this.frameJson.length, this.seqAndLast % 2 === 1);
+    if (this.frameJson === undefined || head === undefined) return 0;
+    return toolFrameEventWeight(head, this.idPart().length + this.frameJson.length, (this.seqAndBits & 1) === 1);
   }
 
   frame(): ToolCallArtifactData {
-    if (this.restored) return parseToolCall(this.restored.parts) as ToolCallArtifactData;
-    this.decoded ??= JSON.parse(this.frameJson as string) as ToolCallArtifactData;
-    return this.decoded;
+    if (this.frameJson === undefined) return parseToolCall((this.parsed as Artifact).parts) as ToolCallArtifactData;
+    this.parsed ??= JSON.parse(this.frameJson) as ToolCallArtifactData;
+    return this.parsed as ToolCallArtifactData;
   }
 
   artifact(): Artifact {
-    return this.restored ?? toolArtifact(this.frame());
+    return this.frameJson === undefined ? (this.parsed as Artifact) : toolArtifact(this.frame());
   }
 }
 
 function toolArtifactId(toolCallId: string): string {
-  return `tool-call-${toolCallId}`;
+  return TOOL_ARTIFACT_ID_PREFIX + toolCallId;
 }
 
 /** A tool's artifact, holding one frame (its latest phase). */
