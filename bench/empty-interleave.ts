@@ -1,0 +1,88 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/empty-interleave.ts [rounds] [tasks] [pieces] [--targets=toolstream,limit]`
+ *
+ * How the empty-task ratio's spread depends on how the two servers' runs are placed in time.
+ * The empty task's CPU per task moves with the machine's state (docs/performance.md, "How the
+ * empty task is measured", twenty-first round: every server's windows rise and fall together, on
+ * a scale of seconds), so a ratio of two runs taken one after the other reads that state's change
+ * as well. Both servers are warmed as the empty-task section warms them; then rounds take turns
+ * between two ways of measuring the same `tasks` per server: `coarse`, the section's (an
+ * uncounted run and a counted run of `tasks` for the first target, then the same for the second)
+ * and `fine` (the uncounted runs, then `pieces` pieces of `tasks / pieces` per server in an
+ * A B B A … order, a server's figure being its CPU over all its pieces). Each round prints the
+ * two servers' CPU per task and the ratio, and the end each way's ratios as min / median / max
+ * with the spread (max / min).
+ */
+import { loadavg } from 'node:os';
+import { compileChildren } from './lib/compile-children';
+import { benchConfig } from './lib/config';
+import type { Target } from './lib/ipc';
+import { LoadProcess, useCompiledChildren } from './lib/processes';
+import type { Scenario } from './lib/scenario';
+import { ServerPool } from './lib/server-pool';
+import { describeWarmUp, warmUpEmptyTasks } from './sections/empty-task';
+
+const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const option = (name: string, fallback: string): string => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
+  const [rounds = 12, tasks = 1200, pieces = 12] = args.filter((a) => !a.startsWith('--')).map(Number);
+  const [a, b] = option('targets', 'toolstream,limit').split(',') as Target[];
+  useCompiledChildren(compileChildren());
+  const load = await LoadProcess.start();
+  const pool = new ServerPool(load);
+  /** Server CPU µs of `n` empty tasks on `target`. */
+  const cpu = async (target: Target, n: number): Promise<number> => {
+    const run = await pool.run(target, n, EMPTY, 120_000, 1);
+    if (run.result.completed !== n) throw new Error(`${target}: ${n - run.result.completed} tasks did not complete`);
+    return run.serverCpuUs;
+  };
+  try {
+    await pool.prepare([a, b]);
+    const warm = await warmUpEmptyTasks(benchConfig(false), pool, [a, b]);
+    for (const t of [a, b]) console.log(`warm-up ${describeWarmUp(t, warm[t] as NonNullable<(typeof warm)[Target]>)}`);
+    const ratios = { coarse: [] as number[], fine: [] as number[] };
+    for (let r = 0; r < rounds; r++) {
+      const way = r % 2 === 0 ? 'coarse' : 'fine';
+      // Which server goes first swaps every two rounds, so each way has each order as often.
+      const [first, second] = Math.floor(r / 2) % 2 === 0 ? [a, b] : [b, a];
+      const used = new Map<Target, number>([
+        [a, 0],
+        [b, 0],
+      ]);
+      if (way === 'coarse') {
+        for (const t of [first, second]) {
+          await cpu(t, tasks);
+          used.set(t, await cpu(t, tasks));
+        }
+      } else {
+        for (const t of [first, second]) await cpu(t, tasks);
+        const piece = Math.round(tasks / pieces);
+        for (let p = 0; p < pieces; p++) {
+          const order = p % 2 === 0 ? [first, second] : [second, first];
+          for (const t of order) used.set(t, (used.get(t) ?? 0) + (await cpu(t, piece)));
+        }
+      }
+      const perTask = (t: Target): number => (used.get(t) ?? NaN) / tasks;
+      const ratio = perTask(a) / perTask(b);
+      ratios[way].push(ratio);
+      console.log(`round ${r + 1} ${way} (${first} first): ${a} ${perTask(a).toFixed(0)} µs, ${b} ${perTask(b).toFixed(0)} µs per task, ${a} / ${b} ${ratio.toFixed(2)}, load ${loadavg()[0].toFixed(2)}`);
+    }
+    for (const [way, v] of Object.entries(ratios)) {
+      const s = [...v].sort((x, y) => x - y);
+      console.log(`${way}: ${a} / ${b} ${s[0].toFixed(2)} / ${s[s.length >> 1].toFixed(2)} / ${s[s.length - 1].toFixed(2)} (min / median / max), max / min ${(s[s.length - 1] / s[0]).toFixed(2)}, ${s.length} rounds`);
+    }
+  } finally {
+    await pool.stopAll();
+    await load.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
