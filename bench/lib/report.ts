@@ -147,15 +147,16 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Sectio
 
 /**
  * The sentence for points and rows whose toolstream and limit runs were paired (lib/pairing.ts),
- * with each repetition's two adjacent-pair ratios; empty when none was (results before round 14).
+ * with each repetition's two adjacent-pair ratios (`measure` names them); empty when none was
+ * (results before round 14; the empty task's before round 21).
  */
-function pairedText(items: Array<{ label: string; pairs?: number[][] }>): string {
+function pairedText(items: Array<{ label: string; pairs?: number[][] }>, measure = 'toolstream / limit'): string {
   const paired = items.filter((i) => i.pairs?.length);
   if (paired.length === 0) return '';
   const each = paired.map((i) => `${i.label}: ${(i.pairs ?? []).map((p) => p.map((v) => x(v)).join(' & ')).join(', ')}`);
   return (
     ` For ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit twice, in an ABBA order (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
-    'and a server’s figure is the geometric mean of its two runs, so the ratio is that of the two pairs of runs adjacent in time (toolstream / limit in each pair, per repetition: ' +
+    `and a server’s figure is the geometric mean of its two runs, so the ratio is that of the two pairs of runs adjacent in time (${measure} in each pair, per repetition: ` +
     `${each.join('; ')}).`
   );
 }
@@ -225,7 +226,8 @@ export function markdownSummary(results: BenchResults): string {
     out.push(
       '### Per-request cost: server CPU of one empty task',
       '',
-      `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per repetition${warmUpText(empty)}.`,
+      `Request, task, its three status events, stream set-up and teardown, no tool call; ${n(empty.tasksPerRep)} tasks one after another per run${warmUpText(empty)}.` +
+        pairedText([{ label: 'the empty task', pairs: empty.adjacentOursOverLimit }], 'toolstream’s CPU per task over the limit’s'),
       '',
       table(
         ['server', 'CPU per task (µs)', 'over the limit', 'over the framework floor'],

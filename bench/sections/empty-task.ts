@@ -5,10 +5,13 @@
  * empty tasks each, and the log says whether its CPU per task had stopped falling
  * (bench/lib/steady.ts; before, the repetitions were a fresh server's first tasks, and V8
  * compiling the request path on its own threads was a quarter of toolstream's figure). The
- * servers then alternate within each repetition, so each ratio compares runs taken side by
- * side; each counted run follows an uncounted one of the same size on the same server, as every
- * server idles while the others run. The log says how many GCs other than scavenges fell in
- * each counted run.
+ * servers then alternate within each repetition, toolstream and the limit twice each in an ABBA
+ * block (lib/pairing.ts): this VM runs every server at a faster or a slower level for tens of
+ * seconds at a time (toolstream ~300 or ~500 µs per task, the others alike), and a switch between
+ * toolstream's run and the limit's moved a repetition's ratio from ~1.1× to ~3×; paired, a
+ * switch between the pairs cancels out. Each counted run follows an uncounted one of the same
+ * size on the same server, as every server idles while the others run. The log says how many
+ * GCs other than scavenges fell in each counted run.
  *
  * Beside the three servers of every section runs the framework floor (bench/servers/floor-server.ts):
  * NestJS + Express around the limit's own handler. floor/limit is what the framework toolstream is
@@ -19,6 +22,7 @@ import { EMPTY_TASK_TARGETS, type Target } from '../lib/ipc';
 import type { MeasuredRun, RunRecord, ServerPool } from '../lib/server-pool';
 import { runRecord } from '../lib/server-pool';
 import type { Scenario } from '../lib/scenario';
+import { adjacentRatios, geometricMean, PAIRED, repetitionOrder } from '../lib/pairing';
 import { ratio, spread, trimmedMean, type Spread } from '../lib/stats';
 import { untilSteady, type Batch } from '../lib/steady';
 
@@ -37,8 +41,13 @@ export interface EmptyTaskResult {
   warmUp?: Partial<Record<Target, EmptyTaskWarmUp>>;
   /** Server CPU per empty task, µs, per server. */
   cpuPerTaskUs: Partial<Record<Target, Spread>>;
-  /** toolstream's CPU per task over the limit's, per repetition. */
+  /**
+   * toolstream's CPU per task over the limit's, per repetition: the ratio of the geometric means
+   * of their two runs each (one run each in results written before the runs were paired).
+   */
   oursOverLimit: Spread;
+  /** Per repetition, toolstream's CPU per task over the limit's in each of the ABBA block's two adjacent pairs. */
+  adjacentOursOverLimit?: number[][];
   /** The framework floor's over the limit's, and toolstream's over the floor's, per repetition (absent in older results). */
   floorOverLimit?: Spread;
   oursOverFloor?: Spread;
@@ -135,9 +144,12 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
     const warm = warmUp[target];
     if (warm) log(`empty task warm-up, ${describeWarmUp(target, warm)}`);
   }
+  const pairs: number[][] = [];
   for (let rep = 0; rep < config.reps; rep++) {
-    const same: Partial<Record<Target, number>> = {};
-    for (const target of EMPTY_TASK_TARGETS) {
+    /** Each server's counted runs in this repetition (two of toolstream and of the limit). */
+    const same = new Map<Target, number[]>();
+    const inOrder: Array<{ target: Target; cpuPerTaskUs: number }> = [];
+    for (const target of repetitionOrder(EMPTY_TASK_TARGETS, rep, true)) {
       // Uncounted, right before the counted run: each server has sat idle while the others ran
       // (V8 shrinks an idle heap and may drop the bytecode of functions it has not run), so each
       // is measured as freshly warm as the others, not with the idle penalty of its position in
@@ -146,13 +158,20 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks, true);
       majorGcs.get(target)?.push(run.gc?.others.length ?? NaN);
       otherThreads.get(target)?.push((run.serverOtherThreadsUs ?? NaN) / tasks);
-      runs.push(runRecord(run, rep, EMPTY));
-      same[target] = cpuPerTaskUs;
-      perTask.get(target)?.push(cpuPerTaskUs);
+      const record = runRecord(run, rep, EMPTY);
+      const mine = same.get(target) ?? [];
+      if (PAIRED.includes(target)) record.pass = mine.length;
+      runs.push(record);
+      same.set(target, [...mine, cpuPerTaskUs]);
+      inOrder.push({ target, cpuPerTaskUs });
     }
-    overLimit.push(ratio(same.toolstream ?? NaN, same.limit ?? NaN));
-    floorOverLimit.push(ratio(same.floor ?? NaN, same.limit ?? NaN));
-    oursOverFloor.push(ratio(same.toolstream ?? NaN, same.floor ?? NaN));
+    pairs.push(adjacentRatios(inOrder, (r) => r.cpuPerTaskUs));
+    // A server's figure for the repetition: the geometric mean of its runs in it.
+    const of = (target: Target): number => geometricMean(same.get(target) ?? []);
+    for (const target of EMPTY_TASK_TARGETS) perTask.get(target)?.push(of(target));
+    overLimit.push(ratio(of('toolstream'), of('limit')));
+    floorOverLimit.push(ratio(of('floor'), of('limit')));
+    oursOverFloor.push(ratio(of('toolstream'), of('floor')));
   }
   // Only this section serves the floor: its process does not stay up through the next ones.
   await pool.retire('floor');
@@ -164,12 +183,13 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
     oursOverLimit: spread(overLimit),
     floorOverLimit: spread(floorOverLimit),
     oursOverFloor: spread(oursOverFloor),
+    adjacentOursOverLimit: pairs,
     runs,
   };
   const reps = (v: number[]): string => v.map((r) => r.toFixed(2)).join(', ');
   log(
     `empty task CPU: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${Math.round(cpuPerTaskUs[t]?.median ?? NaN)} µs`).join(', ')}; ` +
-      `ours/limit ${reps(overLimit)}; floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}; ` +
+      `ours/limit ${reps(overLimit)} (adjacent pairs ${pairs.map((p) => p.map((r) => r.toFixed(2)).join(' & ')).join(', ')}); floor/limit ${reps(floorOverLimit)}; ours/floor ${reps(oursOverFloor)}; ` +
       `uncounted runs after idling, µs per task: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(afterIdle.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}; ` +
       `GCs other than scavenges in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(majorGcs.get(t) ?? []).join(', ')}`).join('; ')}; ` +
       `CPU on the servers' other threads (GC helpers, compiler), µs per task in each counted run: ${EMPTY_TASK_TARGETS.map((t) => `${t} ${(otherThreads.get(t) ?? []).map((us) => Math.round(us)).join(', ')}`).join('; ')}`,
