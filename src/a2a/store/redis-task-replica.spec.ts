@@ -58,3 +58,78 @@ describe('RedisTaskReplica: a follower waiting for a newer snapshot', () => {
     expect(listener.cursor).toBe(41);
   });
 });
+
+/**
+ * A follower takes the events the replica keeps (the tail) at once, and reads from the stream only
+ * what the tail lacks; a follower that stops taking events goes on from its place when it resumes.
+ */
+describe('RedisTaskReplica: the tail and the stream', () => {
+  const event = (seq: number) => new TaskEvent(seq, '{"statusUpdate":{}}');
+
+  it('reads what the tail lacks from the stream, then takes published batches from the tail, in order', async () => {
+    const reads: number[] = [];
+    const store = {
+      maxEventsPerTask: 100,
+      watch: () => undefined,
+      unwatch: () => undefined,
+      countFollower: () => undefined,
+      read: async (_id: string, after: number) => {
+        reads.push(after);
+        await Promise.resolve();
+        return [3, 4, 5].filter((seq) => seq > after).map(event);
+      },
+      restartPoint: async () => undefined,
+    };
+    const replica = new RedisTaskReplica(store as unknown as RedisTaskStore, head(2, 5, 1));
+    const received: number[] = [];
+    const listener: TaskListener = { cursor: 2, push: (e) => received.push(e.seq), overrun: () => received.push(-1) };
+    replica.follow(listener);
+    // Events 3-5 are in the stream only: the pump reads them (a batch published meanwhile waits its turn).
+    replica.advance(6, TaskState.TASK_STATE_WORKING, [event(6)]);
+    for (let i = 0; i < 20 && received.length < 4; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(received).toEqual([3, 4, 5, 6]);
+    // The next batches come from the tail, handed over within advance: no read.
+    const readsBefore = reads.length;
+    replica.advance(8, TaskState.TASK_STATE_WORKING, [event(7), event(8)]);
+    expect(received).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(reads.length).toBe(readsBefore);
+    expect(listener.cursor).toBe(8);
+  });
+
+  it('holds a follower that takes nothing at its place, and goes on from there on resume', () => {
+    const store = {
+      maxEventsPerTask: 100,
+      watch: () => undefined,
+      unwatch: () => undefined,
+      countFollower: () => undefined,
+      read: async () => {
+        throw new Error('not read: the tail has every event');
+      },
+      restartPoint: async () => undefined,
+    };
+    const replica = new RedisTaskReplica(store as unknown as RedisTaskStore, head(0, 0, 1));
+    const received: number[] = [];
+    let room = 2;
+    const listener: TaskListener = {
+      cursor: 0,
+      push: (e) => {
+        received.push(e.seq);
+        room--;
+      },
+      ready: () => room > 0,
+      overrun: () => received.push(-1),
+    };
+    replica.follow(listener);
+    replica.advance(3, TaskState.TASK_STATE_WORKING, [event(1), event(2), event(3)]);
+    expect(received).toEqual([1, 2]);
+    replica.advance(4, TaskState.TASK_STATE_WORKING, [event(4)]);
+    expect(received).toEqual([1, 2]);
+    room = 10;
+    replica.resume(listener);
+    expect(received).toEqual([1, 2, 3, 4]);
+    // The task ends: the last event reaches it, and the listener stays until it leaves.
+    replica.advance(5, TaskState.TASK_STATE_COMPLETED, [new TaskEvent(5, '{"statusUpdate":{}}', false, true)]);
+    expect(received).toEqual([1, 2, 3, 4, 5]);
+    expect(replica.isTerminal).toBe(true);
+  });
+});
