@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=19200] [--curve=100,1000,3000,10000] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
+ * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=19200] [--curve=100,1000,3000,10000] [--rows=] [--streams=1] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
  *
  * One stream of `toolCalls` calls on a fresh server against one that has first served what a
  * full bench run's curve server serves before the curves' last point: the empty-task section
@@ -13,6 +13,15 @@
  * their marking time (main thread + helper threads). Each (variant, state) pair gets a new server
  * per round; rounds rotate the order. The byte and count figures do not move with load; the CPU
  * figures do: compare pairs of one sitting.
+ *
+ * `--streams=N` makes each measured run N streams of `toolCalls` calls, all open at once (the
+ * side-by-side section's flat-out rows: `--streams=1000` with 100 calls is the 1,000-stream
+ * target's row, 200,000 frames per run). `--rows=100,...` has a used server first serve those
+ * flat-out rows, 3 runs each of that many streams x `toolCalls` (the full run's 100-stream row
+ * comes before the 1,000-stream one). A curve point listed twice in `--curve` runs twice as many
+ * repetitions (the full run's 30,000 point is paired: 6 runs). Each measured run also prints the
+ * server's heap used at its start (what earlier runs promoted and no mark-compact has freed yet
+ * included).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -152,7 +161,9 @@ async function child(args: string[]): Promise<void> {
   const idleMs = Number(option(args, 'idle', '10000'));
   const profileDir = option(args, 'profile', '');
   const curve = option(args, 'curve', '100,1000,3000,10000').split(',').filter(Boolean).map(Number);
-  if (!(rounds > 0 && toolCalls > 0 && reps > 0) || variants.length === 0) throw new Error('usage: see the head of bench/used-server.ts');
+  const rows = option(args, 'rows', '').split(',').filter(Boolean).map(Number);
+  const streams = Number(option(args, 'streams', '1'));
+  if (!(rounds > 0 && toolCalls > 0 && reps > 0 && streams > 0) || variants.length === 0) throw new Error('usage: see the head of bench/used-server.ts');
   for (const v of variants) serverProcessOf(v.checkout, true);
   const load = await LoadProcess.start();
   const pairs = variants.flatMap((variant) => states.map((state) => ({ variant, state })));
@@ -167,9 +178,9 @@ async function child(args: string[]): Promise<void> {
         const history = state.replace(/\+idle$/, '');
         const server = await serverProcessOf(variant.checkout, true).start(variant.target, {}, ['--trace-gc-nvp', ...variant.flags]);
         try {
-          const run = async (streams: number, calls: number): Promise<void> => {
-            const r = await load.run({ url: server.url, streams, maxOpen: 1, scenario: { toolCalls: calls, intervalMs: 0, idle: false }, timeLimitMs: 180_000 });
-            if (r.completed !== streams) throw new Error(`${key}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
+          const run = async (count: number, calls: number, maxOpen: number | undefined = 1): Promise<void> => {
+            const r = await load.run({ url: server.url, streams: count, maxOpen, scenario: { toolCalls: calls, intervalMs: 0, idle: false }, timeLimitMs: 180_000 });
+            if (r.completed !== count) throw new Error(`${key}: ${r.completed} of ${count} streams completed (${r.errors.join('; ')})`);
           };
           await load.run({ url: server.url, streams: 20, maxOpen: 4, scenario: { toolCalls: 500, intervalMs: 0, idle: false }, timeLimitMs: 60_000 });
           if (history === 'used' || history === 'used:empty') for (let done = 0; done < emptyTasks; done += 100) await run(Math.min(100, emptyTasks - done), 0);
@@ -180,20 +191,29 @@ async function child(args: string[]): Promise<void> {
                 await idle();
               }
             }
+            for (const count of rows) {
+              for (let rep = 0; rep < 3; rep++) {
+                await run(count, toolCalls, undefined);
+                await idle();
+              }
+            }
           }
           const held = await server.memory(false);
           console.log(`${MARK} ${key}: heap used ${(held.heapUsed / 2 ** 20).toFixed(1)} MiB before the measured streams, load average ${loadavg()[0].toFixed(1)}`);
           for (let rep = 0; rep < reps; rep++) {
             await idle();
+            // Not gcPauses(): its observer would be in every later stream, and the full run's flat-out rows run without it.
+            const heapAtStart = await server.memory(false);
+            console.log(`${MARK} run ${rep + 1}: heap used ${(heapAtStart.heapUsed / 2 ** 20).toFixed(1)} MiB at its start, load average ${loadavg()[0].toFixed(1)}`);
             const c0 = await server.cpuUs();
             const t0 = threadTicks(server.pid);
             console.log(`${MARK} start`);
             if (profileDir) await server.startProfile();
-            const r = await load.run({ url: server.url, streams: 1, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 180_000 });
+            const r = await load.run({ url: server.url, streams, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 180_000 });
             const used = (await server.cpuUs()) - c0;
             const t1 = threadTicks(server.pid);
             if (profileDir) await server.stopProfile(join(resolve(profileDir), `${state}-${round + 1}-${rep + 1}.cpuprofile`));
-            if (r.completed !== 1) throw new Error(`${key}: the measured stream did not complete (${r.errors.join('; ')})`);
+            if (r.completed !== streams) throw new Error(`${key}: ${r.completed} of ${streams} measured streams completed (${r.errors.join('; ')})`);
             console.log(`${MARK} end ${JSON.stringify([key, r.frames, used, r.framesPerSec, ((t1.main - t0.main) * 1e4) / r.frames, ((t1.others - t0.others) * 1e4) / r.frames, (t1.faults - t0.faults) / r.frames])}`);
           }
           const after = await server.memory(true);
