@@ -52,6 +52,9 @@ class GcWindow {
   /** With --trace-opt / --trace-deopt on the server: functions optimised, and deoptimisations. */
   optimised = 0;
   deopts = 0;
+  /** Their compile time (--trace-opt's "took a, b, c ms"): on the main thread (a + c) and off it (b, on a helper thread when compiled concurrently). */
+  compileMainMs = 0;
+  compileOffMs = 0;
 
   add(line: string): void {
     const kind = / gc=(\w+)/.exec(line)?.[1];
@@ -77,7 +80,10 @@ class GcWindow {
     const mc = this.mcHeapBefore.length
       ? `; mark-compacts from ${this.mcHeapBefore.map((b) => (b / 2 ** 20).toFixed(0)).join('/')} MiB, marking ${this.mcMarkMs.toFixed(1)} ms main + ${this.mcBackgroundMarkMs.toFixed(1)} ms helpers`
       : '';
-    const jit = this.optimised || this.deopts ? `; ${this.optimised} functions optimised, ${this.deopts} deoptimisations` : '';
+    const jit =
+      this.optimised || this.deopts
+        ? `; ${this.optimised} functions optimised (compiling ${this.compileMainMs.toFixed(0)} ms main + ${this.compileOffMs.toFixed(0)} ms helpers), ${this.deopts} deoptimisations`
+        : '';
     return `GC ${kinds || 'none'}; scavenges promoted ${(this.promoted / frames).toFixed(0)} B, kept young ${(this.survived / frames).toFixed(0)} B and allocated ${(this.allocated / frames).toFixed(0)} B per frame${mc}${jit}`;
   }
 }
@@ -131,7 +137,14 @@ async function parent(args: string[]): Promise<void> {
         );
       }
     } else if (line.startsWith('[completed compiling') || line.startsWith('[completed optimizing')) {
-      if (window) window.optimised += 1;
+      if (window) {
+        window.optimised += 1;
+        const took = / took ([\d.]+), ([\d.]+), ([\d.]+) ms/.exec(line);
+        if (took) {
+          window.compileMainMs += Number(took[1]) + Number(took[3]);
+          window.compileOffMs += Number(took[2]);
+        }
+      }
     } else if (line.startsWith('[bailout')) {
       if (window) window.deopts += 1;
     } else if (line.startsWith(MARK)) {
