@@ -1,10 +1,11 @@
 /**
- * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=19200] [--curve=100,1000,3000,10000] [--rows=] [--streams=1] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
+ * `node -r ts-node/register/transpile-only bench/used-server.ts <rounds> <toolCalls> [reps=2] [--states=fresh,used] [--empty=26400] [--curve=100,1000,3000,10000] [--rows=] [--streams=1] [--idle=10000] [--profile=<dir>] <[checkout:]target[ flag,flag]>...`
  *
  * One stream of `toolCalls` calls on a fresh server against one that has first served what a
  * full bench run's curve server serves before the curves' last point: the empty-task section
- * (`--empty` tasks one after another: its 12,000 warm-up tasks and 3 x 2 x 1,200 measured; the
- * store keeps the last 10,000 finished for replay), then the curves' earlier points (3
+ * (`--empty` tasks one after another: its 12,000 warm-up tasks and 3 x 4 x 1,200 measured, two
+ * runs of two since toolstream is paired with the limit; the store keeps the last 10,000
+ * finished for replay), then the curves' earlier points (3
  * repetitions each, tasks one after another up to 10,000 frames per repetition, as in
  * bench/lib/config.ts's full config). `--states=used:empty` or `used:curve` replays only one of
  * the two. Every server runs under `--trace-gc-nvp`; for each measured stream the script prints
@@ -170,7 +171,7 @@ async function child(args: string[]): Promise<void> {
   const reps = Number(positional[2] ?? 2);
   const variants = positional.slice(/^\d+$/.test(positional[2] ?? '') ? 3 : 2).map(parseVariant);
   const states = option(args, 'states', 'fresh,used').split(',');
-  const emptyTasks = Number(option(args, 'empty', '19200'));
+  const emptyTasks = Number(option(args, 'empty', '26400'));
   const idleMs = Number(option(args, 'idle', '10000'));
   const profileDir = option(args, 'profile', '');
   const curve = option(args, 'curve', '100,1000,3000,10000').split(',').filter(Boolean).map(Number);
