@@ -3,8 +3,9 @@
  *
  * One stream of `toolCalls` calls on a fresh server against one that has first served what a
  * full bench run's curve server serves before the curves' last point: the empty-task section
- * (`--empty` tasks one after another: its 12,000 warm-up tasks and 3 x 4 x 1,200 measured, two
- * runs of two since toolstream is paired with the limit; the store keeps the last 10,000
+ * (`--empty` tasks one after another: its 12,000 warm-up tasks and 3 x 4 x 1,200 in its
+ * repetitions, two uncounted and two counted runs each since toolstream is paired with the
+ * limit; the store keeps the last 10,000
  * finished for replay), then the curves' earlier points (3
  * repetitions each, tasks one after another up to 10,000 frames per repetition, as in
  * bench/lib/config.ts's full config). `--states=used:empty` or `used:curve` replays only one of
