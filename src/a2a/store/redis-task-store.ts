@@ -76,6 +76,9 @@ const CATCH_UP_AGAIN_MS = 500;
 /** Events a follower reads per XRANGE. */
 const READ_BATCH = 512;
 
+/** A tail this short is emptied in place (see dropTailHead). */
+const SHORT_TAIL = 16;
+
 /** Published events a follower keeps (so that a follower a little behind still needs no XRANGE). */
 const TAIL_EVENTS = 512;
 /** …and at most this many JSON characters of them (frames can be large: a listener past it reads the stream). */
@@ -1008,7 +1011,11 @@ export class RedisTaskReplica implements TaskView {
   private dropTailHead(count: number): void {
     if (count <= 0) return;
     if (count >= this.tail.length) {
-      this.tail = [];
+      // A short tail is emptied in place: a paced stream's replica empties it after every batch
+      // (trimTail), and a new array grew a new backing store (~150 bytes) for the next one. Popped
+      // slots hold no event; a long tail goes at once.
+      if (this.tail.length <= SHORT_TAIL) while (this.tail.length > 0) this.tail.pop();
+      else this.tail = [];
       this.tailChars = 0;
       return;
     }
