@@ -1105,21 +1105,23 @@ export class RedisTaskReplica implements TaskView {
           if (events.length < READ_BATCH) break;
         }
       } while (this.again.delete(listener));
-    } catch (err) {
-      if (this.listeners.delete(listener)) listener.overrun();
-      void err;
+    } catch {
+      this.cut(listener);
     } finally {
-      if (!handedOver) {
-        this.pumpDone(listener);
-        this.trimTail();
-      }
+      if (!handedOver) this.pumpEnded(listener);
     }
   }
 
-  /** A pump ended: the listener's entry stays while it follows (see pumping). */
-  private pumpDone(listener: TaskListener): void {
+  /** A pump ended: the listener's entry stays while it follows (see pumping), and the tail drops what every follower has. */
+  private pumpEnded(listener: TaskListener): void {
     if (this.listeners.has(listener)) this.pumping.set(listener, false);
     else this.pumping.delete(listener);
+    this.trimTail();
+  }
+
+  /** Stops feeding a listener that failed or fell too far behind: it is told once, if it still follows. */
+  private cut(listener: TaskListener): void {
+    if (this.listeners.delete(listener)) listener.overrun();
   }
 
   /** pump's loop, for a listener that needs events from the stream (it holds `pumping` already). */
@@ -1136,7 +1138,7 @@ export class RedisTaskReplica implements TaskView {
             // resume from a dropped event does; one more than twice the cap behind is cut, as in memory.
             const restarted = await this.restartFromSnapshot(listener);
             if (restarted === 'none') {
-              if (this.listeners.delete(listener)) listener.overrun();
+              this.cut(listener);
               return;
             }
             // 'wait': the writer's batch that stores the newer snapshot may have come while the
@@ -1148,12 +1150,10 @@ export class RedisTaskReplica implements TaskView {
           if (events.length < READ_BATCH) break;
         }
       } while (this.again.delete(listener));
-    } catch (err) {
-      if (this.listeners.delete(listener)) listener.overrun();
-      void err;
+    } catch {
+      this.cut(listener);
     } finally {
-      this.pumpDone(listener);
-      this.trimTail();
+      this.pumpEnded(listener);
     }
   }
 
@@ -1167,7 +1167,7 @@ export class RedisTaskReplica implements TaskView {
       if (listener.ready && !listener.ready()) {
         // A stream that stopped taking events more than twice the cap behind is cut, as a
         // task's log in memory cuts it (the tail would otherwise hold its events for it).
-        if (this.lastSeq - listener.cursor > 2 * this.store.maxEventsPerTask && this.listeners.delete(listener)) listener.overrun();
+        if (this.lastSeq - listener.cursor > 2 * this.store.maxEventsPerTask) this.cut(listener);
         return false;
       }
       if (event.seq > this.lastSeq) this.lastSeq = event.seq;
