@@ -1,6 +1,7 @@
 import { type TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
+import { decimalDigits as digits, writeDecimal } from './redis-resp';
 import { taskSnapshotBuffer } from './redis-snapshot-json';
 
 /**
@@ -161,27 +162,6 @@ function extraLength(head: AppendHead): number {
 /** An event's flags as the script and the PUBLISH carry them ('t' a tool frame, 'e' the end). */
 function flagsOf(event: TaskEvent): string {
   return event.isToolFrame ? (event.terminal ? 'te-' : 't-') : event.terminal ? 'e-' : '-';
-}
-
-/** The decimal digits of a whole number. */
-function digits(n: number): number {
-  let count = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    count += 1;
-  }
-  return count;
-}
-
-/** Writes a whole number's decimal digits at `offset` (no string made); returns the offset after them. */
-function writeDecimal(buffer: Buffer, offset: number, n: number): number {
-  const end = offset + digits(n);
-  let at = end;
-  do {
-    buffer[--at] = DIGIT_ZERO + (n % 10);
-    n = Math.floor(n / 10);
-  } while (n > 0);
-  return end;
 }
 
 /** The script call (KEYS and ARGV of APPEND_SCRIPT): resolves 1 when stored, 0 when another writer holds the lease. */

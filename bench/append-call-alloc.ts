@@ -1,0 +1,81 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/append-call-alloc.ts [calls=20000] [events=1] [runs=3]`
+ *
+ * Heap the instance allocates per append call as a paced stream makes it: the payload written
+ * (encodeAppend), the EVALSHA sent through ioredis (ShaScript.call) and its reply taken, one call
+ * in flight at a time, `events` events of ~300 B JSON per call, on a redis-server of its own.
+ * Prints per run the bytes allocated per call (V8's sampling heap profiler, one sample every
+ * 64 B, counting what was collected since too) in all and by the functions that allocated most,
+ * and Redis's EVALSHA µs per call (INFO commandstats). Only the call's own path is counted, not
+ * the appender's bookkeeping nor the replica's hand-over (bench/replica-pump-alloc.ts). Run it
+ * from `git archive` copies of two commits, taking turns (it imports the copy's src).
+ */
+import { Session } from 'node:inspector';
+import { loadavg } from 'node:os';
+import Redis from 'ioredis';
+import { TaskEvent } from '../src/a2a/task-event';
+import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
+import { ShaScript } from '../src/a2a/store/redis-scripts';
+import { startRedis } from '../test/support/redis-server';
+
+const [calls = 20_000, perCall = 1, runs = 3] = process.argv.slice(2).map(Number);
+
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
+
+function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
+  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+}
+
+async function main(): Promise<void> {
+  const server = await startRedis();
+  const redis = new Redis(server.url);
+  const script = new ShaScript(redis, APPEND_SCRIPT, 3);
+  const keys = ['toolstream:task:t', 'toolstream:events:t', 'toolstream:owner:o'].map((key) => Buffer.from(key));
+  const taskPart = appendTaskPart('lease-1', 'toolstream:channel:t');
+  const json = JSON.stringify({ artifactUpdate: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x'.repeat(200) }] } } });
+  let seq = 0;
+  const appendOnce = async (): Promise<void> => {
+    const batch = Array.from({ length: perCall }, () => new TaskEvent(++seq, json, true));
+    const head: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: seq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false };
+    if ((await script.call(keys, [encodeAppend(head, taskPart, batch)])) !== 1) throw new Error('the append was refused');
+  };
+  await redis.script('LOAD', APPEND_SCRIPT);
+  await redis.hset('toolstream:task:t', { lease: 'lease-1', lastSeq: '0' });
+  // Warm-up: the path optimised before the counted runs.
+  for (let i = 0; i < calls; i++) await appendOnce();
+  const session = new Session();
+  session.connect();
+  for (let run = 0; run < runs; run++) {
+    await redis.config('RESETSTAT');
+    await post(session, 'HeapProfiler.startSampling', { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    for (let i = 0; i < calls; i++) await appendOnce();
+    const { profile } = await post<{ profile: { head: AllocationNode } }>(session, 'HeapProfiler.stopSampling');
+    const bySite = new Map<string, number>();
+    let total = 0;
+    const walk = (node: AllocationNode): void => {
+      total += node.selfSize;
+      if (node.selfSize > 0) {
+        const { functionName, url, lineNumber } = node.callFrame;
+        const site = `${functionName || '(anonymous)'} ${url.slice(url.lastIndexOf('/') + 1)}:${lineNumber + 1}`;
+        bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+      }
+      for (const child of node.children) walk(child);
+    };
+    walk(profile.head);
+    const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
+    const usec = stats ? Number(stats[2]) / Number(stats[1]) : NaN;
+    const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 8);
+    console.log(
+      `run ${run}: ${(total / calls).toFixed(0)} B per call (${top.map(([site, bytes]) => `${site} ${(bytes / calls).toFixed(0)}`).join(', ')}); evalsha ${usec.toFixed(1)} µs per call; load ${loadavg()[0].toFixed(1)}`,
+    );
+  }
+  session.disconnect();
+  redis.disconnect();
+  await server.stop();
+}
+
+void main();
