@@ -374,13 +374,16 @@ export class RedisTaskAppender {
   private schedule(): void {
     if (this.scheduled || this.sending || this.retry || this.held) return;
     this.scheduled = true;
-    (this.options.defer ?? deferToImmediate)(() => {
-      // Stopped meanwhile: nothing goes out.
-      if (!this.scheduled) return;
-      this.scheduled = false;
-      this.send();
-    });
+    (this.options.defer ?? deferToImmediate)(this.sendScheduled);
   }
+
+  /** One function for every schedule (not a closure per batch). */
+  private readonly sendScheduled = (): void => {
+    // Stopped meanwhile: nothing goes out.
+    if (!this.scheduled) return;
+    this.scheduled = false;
+    this.send();
+  };
 
   /**
    * Sends the next call, if one is due. Not an async function, and what the reply needs is kept in
