@@ -1,4 +1,4 @@
-import { Controller, Logger, Next, Post, Req, Res, UseFilters, type Type } from '@nestjs/common';
+import { Controller, Logger, Next, Post, Res, UseFilters, type Type } from '@nestjs/common';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { NextFunction, Request, Response } from 'express';
@@ -99,7 +99,10 @@ export class A2aJsonRpcController {
    * each async layer on every stream's path is a promise and a microtask more.
    */
   @Post(JSON_RPC_PATH)
-  handle(@Req() req: Request, @Res() res: Response, @Next() next: NextFunction): Promise<void> | undefined {
+  handle(@Res() res: Response, @Next() next: NextFunction): Promise<void> | undefined {
+    // The request as Express links it to its response: each parameter Nest resolves costs an async
+    // function, its promise and a Promise.all entry per request.
+    const req = res.req;
     let answer: Promise<void> | undefined;
     let now = true;
     this.body.read(req, res, next, () => {

@@ -36,6 +36,8 @@ import { StreamOverrunError, TaskService, type ClaimedSend, type StartTaskInput,
 import { ClientStreams } from './streams/client-streams';
 
 const v03 = new V03PushNotificationSerializer();
+/** No acceptedOutputModes: any output (one shared empty list, not one per send). */
+const ANY_OUTPUT_MODE: readonly string[] = Object.freeze([]);
 
 /** A send request in the SDK's 1.0 shape, whichever protocol version it arrived in. */
 export type SendRequest = Pick<SendMessageRequest, 'message' | 'configuration' | 'metadata'> & { message: Message };
@@ -256,7 +258,7 @@ export class A2aService {
   /** Checks a send request naming no task against the output modes, and reads its text. */
   private startInput(request: SendRequest, ctx: A2aCallContext): StartTaskInput {
     const { message } = request;
-    const accepted = request.configuration?.acceptedOutputModes ?? [];
+    const accepted = request.configuration?.acceptedOutputModes ?? ANY_OUTPUT_MODE;
     if (!acceptsOutput(accepted, this.config.card.defaultOutputModes)) {
       throw contentTypeNotSupported(
         `This agent answers in ${this.config.card.defaultOutputModes.join(', ')}; acceptedOutputModes lists only ${echo(accepted.join(', '))}`,

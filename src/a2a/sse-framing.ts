@@ -14,13 +14,17 @@ export const KEEP_ALIVE: MessageEvent = { comment: 'keep-alive' };
 /** KEEP_ALIVE on the wire. */
 const KEEP_ALIVE_SSE = ': keep-alive\n\n';
 
+/** The JSON-RPC success envelope before its id, and between the id and the result. */
+const JSON_RPC_RESULT_OPENING = '{"jsonrpc":"2.0","id":';
+const JSON_RPC_RESULT_KEY = ',"result":';
+
 /** The JSON-RPC success envelope around an already serialised result. */
 export function jsonRpcResult(requestId: JsonRpcId, resultJson: string): string {
   return `${jsonRpcResultPrefix(requestId)}${resultJson}}`;
 }
 
 function jsonRpcResultPrefix(requestId: JsonRpcId): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
+  return `${JSON_RPC_RESULT_OPENING}${JSON.stringify(requestId)}${JSON_RPC_RESULT_KEY}`;
 }
 
 /**
@@ -193,9 +197,10 @@ export class TaskSseStream {
    * attaches). The response's close stops the stream.
    */
   writeTo(response: ServerResponse, failed: (err: unknown) => void): boolean {
-    const { binding } = this.framing;
-    const prefix = binding === 'jsonrpc' ? `data: ${jsonRpcResultPrefix(this.framing.requestId)}` : 'data: ';
-    const messages = new SseMessageFraming(joined('\n', prefix), binding === 'jsonrpc' ? '}\n\n' : '\n\n');
+    const framing = this.framing;
+    // One flat string from its pieces (the envelope's opening holds this stream's request id); a bare stream's is a constant.
+    const line = framing.binding === 'jsonrpc' ? joined('\ndata: ', JSON_RPC_RESULT_OPENING, JSON.stringify(framing.requestId), JSON_RPC_RESULT_KEY) : '\ndata: ';
+    const messages = new SseMessageFraming(line, framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n');
     const sink = new ResponseSink(this.writer ?? new ResponseWriter(response), this.version, messages, this.endsQuietly, failed);
     try {
       sink.stop = this.events.attach(sink);

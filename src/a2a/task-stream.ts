@@ -44,8 +44,13 @@ export interface TaskEventSink {
  */
 export class TaskEventStream extends Observable<TaskEvent> {
   constructor(readonly attach: (sink: TaskEventSink) => () => void) {
-    super((subscriber) => attach(subscriber));
+    super(subscribeByAttaching);
   }
+}
+
+/** A subscriber attached as a sink: one function for every stream (RxJS calls it on the stream), not a closure per stream. */
+function subscribeByAttaching(this: Observable<TaskEvent>, subscriber: TaskEventSink): () => void {
+  return (this as TaskEventStream).attach(subscriber);
 }
 
 /**
