@@ -440,8 +440,9 @@ describe('TaskRecord', () => {
     for (let i = 0; i < 20_000; i++) task.toolFrame({ toolCallId: `t${i % 5}`, name: 'x', phase: 'completed', result: i });
     expect(task.snapshot().artifacts.map((a) => a.artifactId)).toEqual(['tool-call-t2', 'tool-call-t3', 'tool-call-t4']);
     expect(parseToolCall(task.snapshot().artifacts[2].parts)).toMatchObject({ result: 19_999 });
-    // Its queue of finished tools holds a few stale entries at most, not one per frame.
-    expect((task as unknown as { finishedQueue: unknown[]; finishedHead: number }).finishedQueue.length).toBeLessThan(2 * 1024 + 100);
+    // Its finished entries hold a few stale ones at most, not one per frame.
+    const { finishedHead, finishedEnd } = task as unknown as { finishedHead: number; finishedEnd: number };
+    expect(finishedEnd - finishedHead).toBeLessThanOrEqual(2 * 3 + 64);
     expect(task.bytes).toBeLessThan(64 * 1024);
   });
 
@@ -489,6 +490,87 @@ describe('TaskRecord', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('keeps a finished tool whose events left the log (its latest frame is kept with it)', () => {
+    const task = newTask(8, 4);
+    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });
+    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'completed', result: 'early' });
+    task.toolFrame({ toolCallId: 'q"x', name: 'x', phase: 'failed', error: 'escaped' });
+    for (let i = 0; i < 40; i++) task.narrate(`line ${i}`);
+    expect(task.log.firstSeq).toBeGreaterThan(4);
+    expect(task.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual([
+      expect.objectContaining({ toolCallId: 'a', phase: 'completed', result: 'early' }),
+      expect.objectContaining({ toolCallId: 'q"x', phase: 'failed', error: 'escaped' }),
+    ]);
+    // As a shared store writes them: their latest events, made again as they were logged.
+    const events = task.snapshotArtifacts() as ToolFrameEvent[];
+    expect(events.map((e) => [e.seq, JSON.parse(e.json).artifactUpdate.artifact.artifactId])).toEqual([
+      [3, 'tool-call-a'],
+      [4, 'tool-call-q"x'],
+    ]);
+    // Finishing again after that moves it to the newest finished one, keeping its place.
+    task.toolFrame({ toolCallId: 'q"x', name: 'x', phase: 'completed', result: 'again' });
+    expect(JSON.parse(task.log.get(task.lastSeq)?.json as string).artifactUpdate.artifact.artifactId).toBe('tool-call-q"x');
+    expect(task.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual([
+      expect.objectContaining({ toolCallId: 'a', result: 'early' }),
+      expect.objectContaining({ toolCallId: 'q"x', result: 'again' }),
+    ]);
+  });
+
+  it('does work in proportion to its frames, whatever its tools do and whatever maxFinishedTools is', () => {
+    // Map operations, finished entries written and read (index probes, compactions), per frame:
+    // a lookup among the kept finished tools per frame, or a compaction per stale entry, would
+    // multiply them by the tools kept.
+    const counted = (maxFinishedTools: number, frames: (i: number) => ToolCallArtifactData): { mapOps: number; entries: number; reads: number } => {
+      const task = newTask(100, maxFinishedTools);
+      const record = task as unknown as { pushFinished: (...args: unknown[]) => number; finishedChunk: (...args: unknown[]) => unknown };
+      let entries = 0;
+      let reads = 0;
+      const push = record.pushFinished;
+      record.pushFinished = function (this: unknown, ...args: unknown[]) {
+        entries += 1;
+        return push.apply(this, args);
+      };
+      const read = record.finishedChunk;
+      record.finishedChunk = function (this: unknown, ...args: unknown[]) {
+        reads += 1;
+        return read.apply(this, args);
+      };
+      let mapOps = 0;
+      const { get, set, delete: remove } = Map.prototype;
+      Map.prototype.get = function (this: Map<unknown, unknown>, key: unknown) {
+        mapOps += 1;
+        return get.call(this, key);
+      };
+      Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+        mapOps += 1;
+        return set.call(this, key, value);
+      };
+      Map.prototype.delete = function (this: Map<unknown, unknown>, key: unknown) {
+        mapOps += 1;
+        return remove.call(this, key);
+      };
+      const n = 20_000;
+      try {
+        for (let i = 0; i < n; i++) task.toolFrame(frames(i));
+      } finally {
+        Object.assign(Map.prototype, { get, set, delete: remove });
+      }
+      return { mapOps: mapOps / n, entries: entries / n, reads: reads / n };
+    };
+    const calls = (i: number): ToolCallArtifactData =>
+      i % 2 === 0 ? { toolCallId: `c${i >> 1}`, name: 'x', phase: 'started' } : { toolCallId: `c${i >> 1}`, name: 'x', phase: 'completed', result: i };
+    const refinished = (i: number): ToolCallArtifactData => ({ toolCallId: `t${i % 7}`, name: 'x', phase: 'completed', result: i });
+    const reopened = (i: number): ToolCallArtifactData => ({ toolCallId: `t${(i >> 1) % 7}`, name: 'x', phase: i % 2 === 0 ? 'started' : 'failed', error: 'e' });
+    for (const max of [0, 3, 50, 1_000_000]) {
+      for (const frames of [calls, refinished, reopened]) {
+        const { mapOps, entries, reads } = counted(max, frames);
+        expect(mapOps).toBeLessThanOrEqual(4);
+        expect(entries).toBeLessThanOrEqual(1.5);
+        expect(reads).toBeLessThanOrEqual(16);
+      }
+    }
   });
 
   it('keeps no finished tool artifact with maxFinishedTools 0, only the open ones and the answer', () => {
@@ -787,6 +869,34 @@ describe('TaskRecord', () => {
     const frames = listener.events.filter((e) => e.isToolFrame).map((e) => JSON.parse(e.json) as { artifactUpdate: { artifact: { parts: unknown[] } } });
     expect(frames.map((f) => parseToolCall(f.artifactUpdate.artifact.parts))).toEqual([expect.objectContaining({ toolCallId: 'open', phase: 'failed', error: 'lost' })]);
     expect(resumed.isTerminal).toBe(true);
+  });
+
+  it('resumed with finished tools (ids JSON escapes or not): their later frames are written as the SDK codec does, in their places', () => {
+    const ids = ['a"b', 'plain', 'x\ud800', 'other'];
+    const first = newTask();
+    for (const id of ids) first.toolFrame({ toolCallId: id, name: 'n', phase: 'completed', result: 0 });
+    const snapshot = StreamResponse.fromJSON(StreamResponse.toJSON({ payload: { $case: 'task', value: first.snapshot() } }));
+    const task = snapshot.payload?.$case === 'task' ? snapshot.payload.value : undefined;
+    const resumed = new TaskRecord({ id: 't1', contextId: 'c1', owner: undefined, message: userMessage(), text: 'hello', maxEvents: 100, maxFinishedTools: 3, resumed: { snapshot: task!, lastSeq: first.lastSeq } });
+    // Restored past the cap: the oldest finished one went.
+    expect(resumed.snapshot().artifacts.map((a) => a.artifactId)).toEqual(ids.slice(1).map((id) => `tool-call-${id}`));
+    const codec = (f: ToolCallArtifactData): string =>
+      JSON.stringify(StreamResponse.toJSON({ payload: { $case: 'artifactUpdate', value: { taskId: 't1', contextId: 'c1', artifact: toolArtifact(f), append: false, lastChunk: f.phase !== 'started', metadata: undefined } } }));
+    const frames: ToolCallArtifactData[] = [
+      { toolCallId: 'x\ud800', name: 'n', phase: 'completed', result: 1 },
+      { toolCallId: 'plain', name: 'n', phase: 'started', args: 2 },
+    ];
+    for (const f of frames) {
+      resumed.toolFrame(f);
+      expect(resumed.log.get(resumed.lastSeq)?.json).toBe(codec(f));
+    }
+    expect(resumed.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual([
+      expect.objectContaining({ toolCallId: 'plain', phase: 'started', args: 2 }),
+      expect.objectContaining({ toolCallId: 'x\ud800', phase: 'completed', result: 1 }),
+      expect.objectContaining({ toolCallId: 'other', phase: 'completed', result: 0 }),
+    ]);
+    // The restored one has no event of this writer's; the refinished one has.
+    expect(resumed.snapshotArtifacts().map((a) => (a instanceof ToolFrameEvent ? a.seq : a.artifactId))).toEqual([resumed.lastSeq, resumed.lastSeq - 1, 'tool-call-other']);
   });
 
   it('resumed with open tools whose ids JSON escapes: their later frames are written as the SDK codec does', () => {

@@ -49,7 +49,7 @@ const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
  * once the task is terminal).
  */
 const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
-const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
+const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool | number>();
 /** The artifacts of a task's first event (it has none yet). */
 const NO_ARTIFACT_LIST = Object.freeze([]) as unknown as Artifact[];
 
@@ -160,25 +160,33 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledArtifacts?: number[];
   /**
    * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
-   * as a KeptTool (its latest frame's event), by its tool call id (the frame's own string: no id
-   * built and hashed per frame), and built only for a snapshot (snapshots are rare, frames are
-   * not); any other artifact by a symbol of its own (ANSWER_KEY for the answer).
+   * by its tool call id (the frame's own string: no id built and hashed per frame) and built only
+   * for a snapshot (snapshots are rare, frames are not): an open tool's as a KeptTool (its latest
+   * frame's event), a finished tool's as its position among the finished (see `finished`); any
+   * other artifact by a symbol of its own (ANSWER_KEY for the answer).
    */
-  private artifacts = new Map<string | symbol, Artifact | KeptTool>();
+  private artifacts = new Map<string | symbol, Artifact | KeptTool | number>();
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
-   * The tools as they finished, oldest first (see keepToolArtifact): past maxFinishedTools the
-   * oldest goes. An array with a moving head, not a Set: no hashing per finished tool.
+   * The finished tools as they finished, oldest first, FINISHED_SLOTS slots each (its tool call
+   * id, its latest frame's JSON, its latest event's number and bits) in chunks made at their full
+   * size: a finished tool is no object of its own, and a running task (which at 1,000 streams is
+   * promoted with all it holds) keeps three slots per finished tool, not a KeptTool, and no list
+   * that is copied as it grows. An entry is its tool's latest finish while the artifacts map
+   * holds its position (a tool that finishes again gets a new one); past maxFinishedTools the
+   * oldest goes.
    */
-  private finishedQueue?: KeptTool[];
-  /** Index in finishedQueue of its oldest entry still queued; positions count from the queue's start. */
-  private finishedHead = 0;
-  /** Positions dropped from the queue's front by compaction (a KeptTool's finishedAt is absolute). */
+  private finished?: (FinishedSlot[] | undefined)[];
+  /** The position of the first slot of `finished[0]` (positions only grow: a map's stale one never matches again). */
   private finishedBase = 0;
-  /** Finished tools kept: the queue's entries that are still their tool's latest finish. */
+  /** The position of the oldest entry still queued. */
+  private finishedHead = 0;
+  /** The position the next finished entry gets. */
+  private finishedEnd = 0;
+  /** Finished tools kept: the entries the artifacts map holds the position of. */
   private finishedCount = 0;
-  /** Tools started and not yet finished (their KeptTool's finishedAt is -1): closed as failed if the task ends first. */
+  /** Tools started and not yet finished (the KeptTools in the artifacts map): closed as failed if the task ends first. */
   private openCount = 0;
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
@@ -195,8 +203,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private onSettled?: (() => void)[];
   /** A compacted settled task's kept tools' weights (see KeptTool) as they were summed when it was compacted. */
   private settledToolBytes = 0;
-  /** The kept tool of the latest tool frame (dropped from the artifacts once its finishedAt is -2). */
-  private lastTool?: KeptTool;
+  /** The kept tool of the latest tool frame, while that frame left it open (a tool's end frame usually follows its start). */
+  private lastOpen?: KeptTool;
   /** The start of every tool frame event's JSON, up to its tool call id (the task's ids in it; see toolFrameHead). */
   private toolEventHead?: string;
 
@@ -234,12 +242,10 @@ export class TaskRecord implements TaskView, TaskWriter {
         this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
         continue;
       }
-      // Kept as it came (the snapshot's artifact), with whether it is open or among the finished.
-      const found = this.artifacts.get(frame.toolCallId);
-      const kept = found instanceof KeptTool ? found : new KeptTool(frame.toolCallId);
-      kept.restore(artifact);
-      this.artifacts.set(frame.toolCallId, kept);
-      this.keptToolPhase(kept, found instanceof KeptTool, frame.phase === 'started');
+      // Kept as it came (the snapshot's artifact), open or among the finished (with no event).
+      const found = this.artifacts.get(frame.toolCallId) as KeptTool | number | undefined;
+      if (frame.phase !== 'started') this.finishTool(frame.toolCallId, found, artifact, -1);
+      else (found instanceof KeptTool ? found : this.openTool(frame.toolCallId, found)).restore(artifact);
     }
     if (this.isTerminal) this.settle();
   }
@@ -286,13 +292,13 @@ export class TaskRecord implements TaskView, TaskWriter {
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
     const id = frame.toolCallId;
-    // A tool's frames usually come one after the other (started, then its end): its latest
-    // frame's kept tool is asked before the map, one hash lookup fewer per tool call.
-    const last = this.lastTool;
-    const found = last !== undefined && last.id === id && last.finishedAt !== -2 ? last : this.artifacts.get(id);
+    // A tool's frames usually come one after the other (started, then its end): the open tool of
+    // the latest frame is asked before the map, one hash lookup fewer per tool call.
+    const last = this.lastOpen;
+    const found = last !== undefined && last.id === id ? last : (this.artifacts.get(id) as KeptTool | number | undefined);
     // The event's id part is the tool call id's text in the artifact id's JSON: for most ids the
-    // id itself, which the kept tool holds anyway (no string made or kept per tool call).
-    const idPart = found instanceof KeptTool ? found.idPart() : toolCallIdText(id);
+    // id itself, which the task holds anyway (no string made or kept per tool call).
+    const idPart = found === undefined ? toolCallIdText(id) : typeof found === 'number' ? this.finishedIdPart(found) : found.idPart();
     let event: ToolFrameEvent;
     try {
       event = this.toolFrameEvent(frame, idPart);
@@ -318,7 +324,10 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private keptToolBytes(): number {
     let bytes = 0;
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
+    for (const kept of this.artifacts.values()) {
+      if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
+      else if (typeof kept === 'number') bytes += this.finishedWeight(kept);
+    }
     return bytes;
   }
 
@@ -382,7 +391,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     let artifacts: Artifact[] = [];
     if (includeArtifacts && this.artifacts === NO_ARTIFACTS) {
       artifacts = this.settledArtifactList().map((a) => (a instanceof ToolFrameEvent ? toolArtifact(JSON.parse(a.frameJson) as ToolCallArtifactData) : a));
-    } else if (includeArtifacts) artifacts = Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? a.artifact() : a));
+    } else if (includeArtifacts) {
+      artifacts = Array.from(this.artifacts.values(), (a) => (typeof a === 'number' ? this.finishedArtifact(a) : a instanceof KeptTool ? a.artifact() : a));
+    }
     return { id: this.id, contextId: this.contextId, status: this.status, artifacts, history, metadata: undefined };
   }
 
@@ -393,7 +404,9 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
     if (this.artifacts === NO_ARTIFACTS) return this.settledArtifactList();
-    return Array.from(this.artifacts.values(), (a) => (a instanceof KeptTool ? (a.latestEvent(this.toolEventHead) ?? a.artifact()) : a));
+    return Array.from(this.artifacts.values(), (a) =>
+      typeof a === 'number' ? (this.finishedEvent(a) ?? this.finishedArtifact(a)) : a instanceof KeptTool ? (a.latestEvent(this.toolEventHead) ?? a.artifact()) : a,
+    );
   }
 
   /**
@@ -473,7 +486,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (this.openCount === 0) return;
     const timestamp = new Date().toISOString();
     const open: ToolCallArtifactData[] = [];
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool && kept.finishedAt === -1) open.push(kept.frame());
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) open.push(kept.frame());
     for (const { toolCallId, name } of open) this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
   }
 
@@ -502,71 +515,149 @@ export class TaskRecord implements TaskView, TaskWriter {
   /**
    * A tool's artifact, holding its latest phase: kept while the tool is open; once it finished,
    * among the newest `maxFinishedTools` finished ones (a snapshot stays small however long the
-   * task runs; every frame is still in the event log for replay). One entry per tool, updated in
-   * place by its later frames: one map operation per frame. It keeps the strings of the frame's
-   * event (which the log holds anyway), not the frame: the frame object is garbage once the
-   * event is built, and the event once its streams have taken it.
+   * task runs; every frame is still in the event log for replay). It keeps the strings of the
+   * frame's event (which the log holds anyway), not the frame: the frame object is garbage once
+   * the event is built, and the event once its streams have taken it.
    */
-  private keepToolArtifact(event: ToolFrameEvent, id: string, found: Artifact | KeptTool | undefined, open: boolean): void {
-    let kept: KeptTool;
-    if (found instanceof KeptTool) {
-      kept = found;
-      kept.latest(event);
-    } else {
-      kept = new KeptTool(id);
-      kept.latest(event);
-      this.artifacts.set(id, kept);
-    }
-    this.lastTool = kept;
-    this.keptToolPhase(kept, found instanceof KeptTool, open);
-  }
-
-  /** Moves a kept tool between open and finished (a tool that finishes again becomes the newest finished one). */
-  private keptToolPhase(kept: KeptTool, known: boolean, open: boolean): void {
-    const wasOpen = known && kept.finishedAt === -1;
-    const wasFinished = known && kept.finishedAt >= 0;
+  private keepToolArtifact(event: ToolFrameEvent, id: string, found: KeptTool | number | undefined, open: boolean): void {
     if (open) {
-      // Its entry in the queue, if any, is stale from now on.
-      kept.finishedAt = -1;
-      if (wasFinished) this.finishedCount -= 1;
-      if (!wasOpen) this.openCount += 1;
+      const kept = found instanceof KeptTool ? found : this.openTool(id, found);
+      kept.latest(event);
+      this.lastOpen = kept;
       return;
     }
-    if (wasOpen) this.openCount -= 1;
-    if (!wasFinished) this.finishedCount += 1;
-    const queue = (this.finishedQueue ??= []);
-    kept.finishedAt = this.finishedBase + queue.length;
-    queue.push(kept);
-    while (this.finishedCount > this.maxFinishedTools) {
-      const at = this.finishedHead;
-      const oldest = queue[at];
-      queue[at] = undefined as unknown as KeptTool;
-      this.finishedHead += 1;
-      // An entry of a tool that finished again later, or opened again, is stale: skipped.
-      if (oldest.finishedAt !== this.finishedBase + at) continue;
-      oldest.finishedAt = -2;
+    this.lastOpen = undefined;
+    this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2));
+  }
+
+  /** A tool that opens (or opens again): a kept tool while it is open. */
+  private openTool(id: string, found: KeptTool | number | undefined): KeptTool {
+    const kept = new KeptTool(id);
+    // A finished one's entry among the finished is stale once the map no longer holds its position.
+    if (typeof found === 'number') this.finishedCount -= 1;
+    this.openCount += 1;
+    this.artifacts.set(id, kept);
+    return kept;
+  }
+
+  /**
+   * A tool that finishes (or finishes again, or is restored finished): the newest finished entry,
+   * its kept tool (if it was open) left to die young; past maxFinishedTools the oldest goes.
+   * `json` is its latest frame's JSON, or a restored one's artifact (whose `bits` are -1).
+   */
+  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number): void {
+    if (found instanceof KeptTool) this.openCount -= 1;
+    if (typeof found !== 'number') this.finishedCount += 1;
+    // In the map before the oldest go: with maxFinishedTools 0 it is the one that goes.
+    this.artifacts.set(id, this.pushFinished(id, json, bits));
+    while (this.finishedCount > this.maxFinishedTools) this.dropOldestFinished();
+    // The entries hold the kept finished tools and at most as many stale ones (plus a margin).
+    if (this.finishedEnd - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
+  }
+
+  /** Appends a finished entry; returns its position. */
+  private pushFinished(id: string, json: string | Artifact, bits: number): number {
+    const chunks = (this.finished ??= []);
+    const pos = this.finishedEnd;
+    const offset = pos - this.finishedBase;
+    const index = Math.floor(offset / FINISHED_CHUNK);
+    if (index === chunks.length) chunks.push(new Array<FinishedSlot>(FINISHED_CHUNK * FINISHED_SLOTS));
+    const chunk = chunks[index] as FinishedSlot[];
+    const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
+    chunk[at] = id;
+    chunk[at + 1] = json;
+    chunk[at + 2] = bits;
+    this.finishedEnd = pos + 1;
+    return pos;
+  }
+
+  /** The oldest queued entry goes: its tool's artifact with it, unless the tool finished or opened again since. */
+  private dropOldestFinished(): void {
+    const chunks = this.finished as FinishedSlot[][];
+    const pos = this.finishedHead;
+    const offset = pos - this.finishedBase;
+    const index = Math.floor(offset / FINISHED_CHUNK);
+    const chunk = chunks[index];
+    const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
+    const id = chunk[at] as string;
+    chunk[at] = chunk[at + 1] = chunk[at + 2] = 0;
+    this.finishedHead = pos + 1;
+    if (this.artifacts.get(id) === pos) {
+      this.artifacts.delete(id);
       this.finishedCount -= 1;
-      this.artifacts.delete(oldest.id);
     }
-    // The queue holds the kept finished tools and at most as many stale entries (plus a margin).
-    if (queue.length - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
-    else if (this.finishedHead >= 1024 && this.finishedHead * 2 >= queue.length) {
-      this.finishedQueue = queue.slice(this.finishedHead);
-      this.finishedBase += this.finishedHead;
-      this.finishedHead = 0;
+    if (at + FINISHED_SLOTS < chunk.length) return;
+    // Its chunk is spent: let it go, and now and then the list's spent front.
+    (chunks as (FinishedSlot[] | undefined)[])[index] = undefined;
+    if (index >= 63 && 2 * (index + 1) >= chunks.length) {
+      this.finished = chunks.slice(index + 1);
+      this.finishedBase += (index + 1) * FINISHED_CHUNK;
     }
   }
 
-  /** Drops the queue's stale entries (tools that finished more than once). */
+  /** Drops the stale entries (of tools that finished again, or opened again): the live ones are moved to new positions after all given so far. */
   private compactFinished(): void {
-    const queue = this.finishedQueue ?? [];
-    const live: KeptTool[] = [];
-    for (let i = this.finishedHead; i < queue.length; i++) if (queue[i].finishedAt === this.finishedBase + i) live.push(queue[i]);
-    this.finishedBase += queue.length;
-    this.finishedHead = 0;
-    this.finishedQueue = live;
-    // Positions restart after every position handed out so far, so no stale entry can match.
-    live.forEach((kept, i) => (kept.finishedAt = this.finishedBase + i));
+    const chunks = this.finished as FinishedSlot[][];
+    const base = this.finishedBase;
+    const end = this.finishedEnd;
+    const head = this.finishedHead;
+    this.finished = [];
+    this.finishedBase = this.finishedHead = end;
+    for (let pos = head; pos < end; pos++) {
+      const chunk = chunks[Math.floor((pos - base) / FINISHED_CHUNK)];
+      const at = ((pos - base) % FINISHED_CHUNK) * FINISHED_SLOTS;
+      const id = chunk[at] as string;
+      if (this.artifacts.get(id) === pos) this.artifacts.set(id, this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number));
+    }
+  }
+
+  /** The chunk holding a finished entry (finishedAt gives its first slot: its id, then its JSON and bits). */
+  private finishedChunk(pos: number): FinishedSlot[] {
+    return (this.finished as FinishedSlot[][])[Math.floor((pos - this.finishedBase) / FINISHED_CHUNK)];
+  }
+
+  private finishedAt(pos: number): number {
+    return ((pos - this.finishedBase) % FINISHED_CHUNK) * FINISHED_SLOTS;
+  }
+
+  /** A finished entry's bits: its latest event's number × 4, plus 1 for a last chunk, plus 2 when JSON escapes some of its id; -1 for a restored one. */
+  private finishedBits(pos: number): number {
+    return this.finishedChunk(pos)[this.finishedAt(pos) + 2] as number;
+  }
+
+  /** Its events' id part (as KeptTool.idPart). */
+  private finishedIdPart(pos: number): string {
+    const id = this.finishedChunk(pos)[this.finishedAt(pos)] as string;
+    const bits = this.finishedBits(pos);
+    return bits >= 0 && bits % 4 < 2 ? id : toolCallIdText(id);
+  }
+
+  /** Its latest event's number; undefined for a restored one. */
+  private finishedSeq(pos: number): number | undefined {
+    const bits = this.finishedBits(pos);
+    return bits < 0 ? undefined : Math.floor(bits / 4);
+  }
+
+  /** Its latest event, made again from its parts (as KeptTool.latestEvent); undefined for a restored one. */
+  private finishedEvent(pos: number): ToolFrameEvent | undefined {
+    const bits = this.finishedBits(pos);
+    if (bits < 0 || this.toolEventHead === undefined) return undefined;
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
+    return new ToolFrameEvent(Math.floor(bits / 4), this.toolEventHead, this.finishedIdPart(pos), json, bits % 2 === 1);
+  }
+
+  /** Its artifact (as KeptTool.artifact). */
+  private finishedArtifact(pos: number): Artifact {
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | Artifact;
+    return typeof json === 'string' ? toolArtifact(JSON.parse(json) as ToolCallArtifactData) : json;
+  }
+
+  /** Its latest event's JSON's bytes (as KeptTool.weight). */
+  private finishedWeight(pos: number): number {
+    const bits = this.finishedBits(pos);
+    if (bits < 0 || this.toolEventHead === undefined) return 0;
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
+    return toolFrameEventWeight(this.toolEventHead, this.finishedIdPart(pos).length + json.length, bits % 2 === 1);
   }
 
   private trim(): void {
@@ -657,7 +748,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.settledArtifacts = tools ? order : undefined;
     this.settledToolBytes = this.keptToolBytes();
     this.artifacts = NO_ARTIFACTS;
-    this.finishedQueue = undefined;
+    this.finished = undefined;
     // Only complete() adds to the history: the answer's message.
     if (this.log.firstSeq === 1 && this.history.length === (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
   }
@@ -669,7 +760,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private settledArtifactOrder(): number[] | undefined {
     const order: number[] = [];
     for (const [key, artifact] of this.artifacts) {
-      const seq = artifact instanceof KeptTool ? artifact.latestSeq : undefined;
+      const seq = typeof artifact === 'number' ? this.finishedSeq(artifact) : artifact instanceof KeptTool ? artifact.latestSeq : undefined;
       if (key === ANSWER_KEY) order.push(0);
       else if (seq !== undefined && seq >= this.log.firstSeq) order.push(seq);
       else return undefined;
@@ -695,7 +786,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private settle(): void {
     // No frame comes after the end: a kept task holds its tools only as its artifacts do.
-    this.lastTool = undefined;
+    this.lastOpen = undefined;
     if (this.keptWhenSettled) {
       this.compactSettled();
       this.log.fit();
@@ -709,18 +800,15 @@ export class TaskRecord implements TaskView, TaskWriter {
 }
 
 /**
- * A tool's artifact as the task keeps it: its latest frame's event (the artifact is built from
- * the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held,
- * and where it stands among the finished tools.
+ * An open tool's artifact as the task keeps it: its latest frame's event (the artifact is built
+ * from the event's frame JSON only for a snapshot), or the artifact a resumed task's snapshot held.
  */
 class KeptTool {
-  /** Its position in the task's finished queue (its latest finish); -1 while open, -2 once dropped. */
-  finishedAt = -1;
   /**
    * Before its first frame, the artifact a resumed task's snapshot held (it is restored while it
    * has no frame JSON); after, its latest frame decoded for a snapshot, kept for the next one
    * until the tool's next frame (a shared store snapshots often). One field for both: a kept
-   * tool lives as long as its task, and at 1,000 streams is promoted with it.
+   * tool lives as long as the tool is open.
    */
   private parsed?: Artifact | ToolCallArtifactData;
   /**
@@ -783,6 +871,13 @@ class KeptTool {
     return this.frameJson === undefined ? (this.parsed as Artifact) : toolArtifact(this.frame());
   }
 }
+
+/** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, or a number. */
+type FinishedSlot = string | Artifact | number;
+/** Slots per finished tool: its tool call id, its latest frame's JSON (a restored one's artifact), its bits (see finishedBits). */
+const FINISHED_SLOTS = 3;
+/** Finished tools per chunk. */
+const FINISHED_CHUNK = 32;
 
 function toolArtifactId(toolCallId: string): string {
   return TOOL_ARTIFACT_ID_PREFIX + toolCallId;
