@@ -49,7 +49,7 @@ const NO_FOLLOWERS: readonly TaskListener[] = Object.freeze([]);
  * once the task is terminal).
  */
 const NO_MESSAGES = Object.freeze([]) as unknown as Message[];
-const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool | number>();
+const NO_ARTIFACTS = new Map<string | symbol, Artifact | KeptTool>();
 /** The artifacts of a task's first event (it has none yet). */
 const NO_ARTIFACT_LIST = Object.freeze([]) as unknown as Artifact[];
 
@@ -159,26 +159,38 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** A compacted settled task's artifacts in order, when it had tools: a tool's as its latest event's number, the answer's as 0. */
   private settledArtifacts?: number[];
   /**
-   * The answer and the tools' artifacts, in the order they first came. A tool's artifact is kept
-   * by its tool call id (the frame's own string: no id built and hashed per frame) and built only
-   * for a snapshot (snapshots are rare, frames are not): an open tool's as a KeptTool (its latest
-   * frame's event), a finished tool's as its position among the finished (see `finished`); any
-   * other artifact by a symbol of its own (ANSWER_KEY for the answer).
+   * The answer's and the open tools' artifacts (the finished tools' are in `finished`), each
+   * with the place where it first came (see inOrder). An open tool's is kept as a KeptTool (its
+   * latest frame's event) by its tool call id (the frame's own string: no id built per frame),
+   * and built only for a snapshot (snapshots are rare, frames are not); any other artifact by a
+   * symbol of its own (ANSWER_KEY for the answer).
    */
-  private artifacts = new Map<string | symbol, Artifact | KeptTool | number>();
+  private artifacts = new Map<string | symbol, Artifact | KeptTool>();
+  /** Where the answer's artifact first came (see inOrder): its first event's number, or its place in a resumed task's snapshot. */
+  private answerFirst = 0;
+  /** Where a resumed task's other artifacts came in its snapshot (negative: before any event of this record's). */
+  private restoredFirst?: Map<symbol, number>;
   // The collections below are made on first use: a task without tool calls, streams that attach
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
    * The finished tools as they finished, oldest first, FINISHED_SLOTS slots each (its tool call
-   * id, its latest frame's JSON, its latest event's number and bits) in chunks made at their full
-   * size: a finished tool is no object of its own, and a running task (which at 1,000 streams is
-   * promoted with all it holds) keeps three slots per finished tool, not a KeptTool, and no list
-   * that is copied as it grows. An entry is its tool's latest finish while the artifacts map
-   * holds its position (a tool that finishes again gets a new one); past maxFinishedTools the
-   * oldest goes.
+   * id, its latest frame's JSON, its latest event's number and bits, where it first came) in
+   * chunks made at their full size: a finished tool is no object of its own and no map entry, and
+   * a running task (which at 1,000 streams is promoted with all it holds) keeps four slots per
+   * finished tool, and no list or map table that is copied as it grows. An entry is its tool's
+   * latest finish until the tool finishes or opens again (its id slot is then 0); past
+   * maxFinishedTools the oldest goes. Found by id through `finishedIndex`.
    */
   private finished?: (FinishedSlot[] | undefined)[];
-  /** The position of the first slot of `finished[0]` (positions only grow: a map's stale one never matches again). */
+  /**
+   * The live finished entries by tool call id: a hash table (open addressing, linear probing) of
+   * positions + 1 (0 an empty slot, -1 a removed one), in a typed array (outside the JS heap once
+   * past 8 slots: the scavenges do not copy it).
+   */
+  private finishedIndex?: Float64Array;
+  /** The index's slots that are not empty (live and removed ones): it is built again before they are half of it. */
+  private indexUsed = 0;
+  /** The position of the first slot of `finished[0]`. */
   private finishedBase = 0;
   /** The position of the oldest entry still queued. */
   private finishedHead = 0;
@@ -236,17 +248,25 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (Number.isFinite(time)) this.statusTime = time;
     this.history.splice(0, this.history.length, ...snapshot.history);
     this.answerText = answerText;
-    for (const artifact of [...snapshot.artifacts, ...laterToolArtifacts]) {
+    const restored = [...snapshot.artifacts, ...laterToolArtifacts];
+    restored.forEach((artifact, i) => {
+      // Its place: before any event of this record's, in the snapshot's order.
+      const place = i - restored.length;
       const frame = artifact.name === TOOL_CALL_V1_ARTIFACT_NAME ? parseToolCall(artifact.parts) : undefined;
       if (!frame) {
-        this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
-        continue;
+        const key = artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId);
+        if (key === ANSWER_KEY) this.answerFirst = place;
+        else (this.restoredFirst ??= new Map()).set(key, place);
+        this.artifacts.set(key, artifact);
+        return;
       }
       // Kept as it came (the snapshot's artifact), open or among the finished (with no event).
-      const found = this.artifacts.get(frame.toolCallId) as KeptTool | number | undefined;
-      if (frame.phase !== 'started') this.finishTool(frame.toolCallId, found, artifact, -1);
-      else (found instanceof KeptTool ? found : this.openTool(frame.toolCallId, found)).restore(artifact);
-    }
+      const id = frame.toolCallId;
+      const found = this.toolOf(id);
+      const first = found === undefined ? place : typeof found === 'number' ? this.finishedFirst(found) : found.first;
+      if (frame.phase !== 'started') this.finishTool(id, found, artifact, -1, first);
+      else (found instanceof KeptTool ? found : this.openTool(id, found, first)).restore(artifact);
+    });
     if (this.isTerminal) this.settle();
   }
 
@@ -295,7 +315,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     // A tool's frames usually come one after the other (started, then its end): the open tool of
     // the latest frame is asked before the map, one hash lookup fewer per tool call.
     const last = this.lastOpen;
-    const found = last !== undefined && last.id === id ? last : (this.artifacts.get(id) as KeptTool | number | undefined);
+    const found = last !== undefined && last.id === id ? last : this.toolOf(id);
     // The event's id part is the tool call id's text in the artifact id's JSON: for most ids the
     // id itself, which the task holds anyway (no string made or kept per tool call).
     const idPart = found === undefined ? toolCallIdText(id) : typeof found === 'number' ? this.finishedIdPart(found) : found.idPart();
@@ -324,10 +344,8 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private keptToolBytes(): number {
     let bytes = 0;
-    for (const kept of this.artifacts.values()) {
-      if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
-      else if (typeof kept === 'number') bytes += this.finishedWeight(kept);
-    }
+    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
+    for (let pos = this.finishedHead; pos < this.finishedEnd; pos++) if (this.isFinished(pos)) bytes += this.finishedWeight(pos);
     return bytes;
   }
 
@@ -345,7 +363,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       payload: { $case: 'artifactUpdate', value: { taskId: this.id, contextId: this.contextId, artifact: piece, append, lastChunk: last, metadata: undefined } },
     });
     if (this.streamedAnswer.text === '' && !last) this.artifacts.delete(ANSWER_KEY);
-    else this.artifacts.set(ANSWER_KEY, answerArtifact(this.streamedAnswer.text));
+    else this.setAnswer(answerArtifact(this.streamedAnswer.text), event.seq);
     this.commit(event);
   }
 
@@ -392,7 +410,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (includeArtifacts && this.artifacts === NO_ARTIFACTS) {
       artifacts = this.settledArtifactList().map((a) => (a instanceof ToolFrameEvent ? toolArtifact(JSON.parse(a.frameJson) as ToolCallArtifactData) : a));
     } else if (includeArtifacts) {
-      artifacts = Array.from(this.artifacts.values(), (a) => (typeof a === 'number' ? this.finishedArtifact(a) : a instanceof KeptTool ? a.artifact() : a));
+      artifacts = this.inOrder().map((a) => (typeof a === 'number' ? this.finishedArtifact(a) : a instanceof KeptTool ? a.artifact() : a));
     }
     return { id: this.id, contextId: this.contextId, status: this.status, artifacts, history, metadata: undefined };
   }
@@ -404,7 +422,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   snapshotArtifacts(): (Artifact | ToolFrameEvent)[] {
     if (this.artifacts === NO_ARTIFACTS) return this.settledArtifactList();
-    return Array.from(this.artifacts.values(), (a) =>
+    return this.inOrder().map((a) =>
       typeof a === 'number' ? (this.finishedEvent(a) ?? this.finishedArtifact(a)) : a instanceof KeptTool ? (a.latestEvent(this.toolEventHead) ?? a.artifact()) : a,
     );
   }
@@ -486,7 +504,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (this.openCount === 0) return;
     const timestamp = new Date().toISOString();
     const open: ToolCallArtifactData[] = [];
-    for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) open.push(kept.frame());
+    // In the order they first came (a tool opened again keeps its first place), as the snapshot lists them.
+    const kept = [...this.artifacts.values()].filter((a): a is KeptTool => a instanceof KeptTool).sort((a, b) => a.first - b.first);
+    for (const tool of kept) open.push(tool.frame());
     for (const { toolCallId, name } of open) this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
   }
 
@@ -508,7 +528,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const artifact = response.payload?.$case === 'artifactUpdate' ? response.payload.value.artifact : undefined;
     const event = new TaskEvent(this.log.nextSeq, response, false, terminal);
     // Only the answer comes here.
-    if (artifact) this.artifacts.set(artifact.artifactId === ANSWER_ARTIFACT_ID ? ANSWER_KEY : Symbol(artifact.artifactId), artifact);
+    if (artifact) this.setAnswer(artifact, event.seq);
     this.commit(event);
   }
 
@@ -520,21 +540,40 @@ export class TaskRecord implements TaskView, TaskWriter {
    * the event is built, and the event once its streams have taken it.
    */
   private keepToolArtifact(event: ToolFrameEvent, id: string, found: KeptTool | number | undefined, open: boolean): void {
+    const first = found === undefined ? event.seq : typeof found === 'number' ? this.finishedFirst(found) : found.first;
     if (open) {
-      const kept = found instanceof KeptTool ? found : this.openTool(id, found);
+      const kept = found instanceof KeptTool ? found : this.openTool(id, found, first);
       kept.latest(event);
       this.lastOpen = kept;
       return;
     }
     this.lastOpen = undefined;
-    this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2));
+    this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
   }
 
-  /** A tool that opens (or opens again): a kept tool while it is open. */
-  private openTool(id: string, found: KeptTool | number | undefined): KeptTool {
-    const kept = new KeptTool(id);
-    // A finished one's entry among the finished is stale once the map no longer holds its position.
-    if (typeof found === 'number') this.finishedCount -= 1;
+  /** The answer's artifact; where it first came is this event's place unless it is kept already. */
+  private setAnswer(artifact: Artifact, seq: number): void {
+    if (!this.artifacts.has(ANSWER_KEY)) this.answerFirst = seq;
+    this.artifacts.set(ANSWER_KEY, artifact);
+  }
+
+  /** A tool's kept state: open (its KeptTool), finished (its entry's position) or none. */
+  private toolOf(id: string): KeptTool | number | undefined {
+    // The map's string keys are the open tools'.
+    const open = this.openCount > 0 ? (this.artifacts.get(id) as KeptTool | undefined) : undefined;
+    if (open !== undefined) return open;
+    const pos = this.finishedCount > 0 ? this.findFinished(id) : -1;
+    return pos < 0 ? undefined : pos;
+  }
+
+  /** A tool that opens (or opens again): a kept tool while it is open, in the place where it first came. */
+  private openTool(id: string, found: KeptTool | number | undefined, first: number): KeptTool {
+    const kept = new KeptTool(id, first);
+    if (typeof found === 'number') {
+      this.unindex(id, found, -1);
+      this.staleFinished(found);
+      this.finishedCount -= 1;
+    }
     this.openCount += 1;
     this.artifacts.set(id, kept);
     return kept;
@@ -545,18 +584,26 @@ export class TaskRecord implements TaskView, TaskWriter {
    * its kept tool (if it was open) left to die young; past maxFinishedTools the oldest goes.
    * `json` is its latest frame's JSON, or a restored one's artifact (whose `bits` are -1).
    */
-  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number): void {
-    if (found instanceof KeptTool) this.openCount -= 1;
-    if (typeof found !== 'number') this.finishedCount += 1;
-    // In the map before the oldest go: with maxFinishedTools 0 it is the one that goes.
-    this.artifacts.set(id, this.pushFinished(id, json, bits));
+  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number, first: number): void {
+    if (found instanceof KeptTool) {
+      this.openCount -= 1;
+      this.artifacts.delete(id);
+    }
+    const pos = this.pushFinished(id, json, bits, first);
+    if (typeof found === 'number') {
+      this.unindex(id, found, pos + 1);
+      this.staleFinished(found);
+    } else {
+      this.finishedCount += 1;
+      this.index(id, pos);
+    }
     while (this.finishedCount > this.maxFinishedTools) this.dropOldestFinished();
     // The entries hold the kept finished tools and at most as many stale ones (plus a margin).
     if (this.finishedEnd - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
   }
 
   /** Appends a finished entry; returns its position. */
-  private pushFinished(id: string, json: string | Artifact, bits: number): number {
+  private pushFinished(id: string, json: string | Artifact, bits: number, first: number): number {
     const chunks = (this.finished ??= []);
     const pos = this.finishedEnd;
     const offset = pos - this.finishedBase;
@@ -567,11 +614,12 @@ export class TaskRecord implements TaskView, TaskWriter {
     chunk[at] = id;
     chunk[at + 1] = json;
     chunk[at + 2] = bits;
+    chunk[at + 3] = first;
     this.finishedEnd = pos + 1;
     return pos;
   }
 
-  /** The oldest queued entry goes: its tool's artifact with it, unless the tool finished or opened again since. */
+  /** The oldest queued entry goes: its tool's artifact with it, unless the tool finished or opened again since (then it is stale). */
   private dropOldestFinished(): void {
     const chunks = this.finished as FinishedSlot[][];
     const pos = this.finishedHead;
@@ -579,11 +627,11 @@ export class TaskRecord implements TaskView, TaskWriter {
     const index = Math.floor(offset / FINISHED_CHUNK);
     const chunk = chunks[index];
     const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
-    const id = chunk[at] as string;
-    chunk[at] = chunk[at + 1] = chunk[at + 2] = 0;
+    const id = chunk[at];
+    chunk[at] = chunk[at + 1] = chunk[at + 2] = chunk[at + 3] = 0;
     this.finishedHead = pos + 1;
-    if (this.artifacts.get(id) === pos) {
-      this.artifacts.delete(id);
+    if (typeof id === 'string') {
+      this.unindex(id, pos, -1);
       this.finishedCount -= 1;
     }
     if (at + FINISHED_SLOTS < chunk.length) return;
@@ -606,9 +654,91 @@ export class TaskRecord implements TaskView, TaskWriter {
     for (let pos = head; pos < end; pos++) {
       const chunk = chunks[Math.floor((pos - base) / FINISHED_CHUNK)];
       const at = ((pos - base) % FINISHED_CHUNK) * FINISHED_SLOTS;
-      const id = chunk[at] as string;
-      if (this.artifacts.get(id) === pos) this.artifacts.set(id, this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number));
+      const id = chunk[at];
+      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number, chunk[at + 3] as number);
     }
+    this.buildIndex();
+  }
+
+  /** Whether the entry at this queued position is its tool's latest finish. */
+  private isFinished(pos: number): boolean {
+    return typeof this.finishedChunk(pos)[this.finishedAt(pos)] === 'string';
+  }
+
+  /** Marks an entry stale (its tool finished or opened again), letting go of its JSON. */
+  private staleFinished(pos: number): void {
+    const chunk = this.finishedChunk(pos);
+    const at = this.finishedAt(pos);
+    chunk[at] = chunk[at + 1] = 0;
+  }
+
+  /** Where it first came (see inOrder). */
+  private finishedFirst(pos: number): number {
+    return this.finishedChunk(pos)[this.finishedAt(pos) + 3] as number;
+  }
+
+  /** The position of a tool's live finished entry, or -1. */
+  private findFinished(id: string): number {
+    const index = this.finishedIndex;
+    if (index === undefined) return -1;
+    const mask = index.length - 1;
+    for (let i = hashOf(id) & mask; ; i = (i + 1) & mask) {
+      const slot = index[i];
+      if (slot === 0) return -1;
+      if (slot > 0 && this.finishedChunk(slot - 1)[this.finishedAt(slot - 1)] === id) return slot - 1;
+    }
+  }
+
+  /** Indexes a new live entry (its tool has none yet). */
+  private index(id: string, pos: number): void {
+    const index = this.finishedIndex;
+    // Built again (with it) before the used slots are half of the table: a probe always meets an empty one soon.
+    if (index === undefined || 2 * (this.indexUsed + 1) > index.length) return this.buildIndex();
+    const mask = index.length - 1;
+    let i = hashOf(id) & mask;
+    while (index[i] > 0) i = (i + 1) & mask;
+    if (index[i] === 0) this.indexUsed += 1;
+    index[i] = pos + 1;
+  }
+
+  /** Moves a tool's index slot from its entry at `pos` to `slot` (a position + 1), or removes it (-1). */
+  private unindex(id: string, pos: number, slot: number): void {
+    const index = this.finishedIndex as Float64Array;
+    const mask = index.length - 1;
+    let i = hashOf(id) & mask;
+    while (index[i] !== pos + 1) i = (i + 1) & mask;
+    index[i] = slot;
+  }
+
+  /** The index of the live entries, at most a quarter full. */
+  private buildIndex(): void {
+    let size = 16;
+    while (size < 4 * this.finishedCount) size *= 2;
+    const index = (this.finishedIndex = new Float64Array(size));
+    this.indexUsed = 0;
+    const mask = size - 1;
+    for (let pos = this.finishedHead; pos < this.finishedEnd; pos++) {
+      const id = this.finishedChunk(pos)[this.finishedAt(pos)];
+      if (typeof id !== 'string') continue;
+      let i = hashOf(id) & mask;
+      while (index[i] !== 0) i = (i + 1) & mask;
+      index[i] = pos + 1;
+      this.indexUsed += 1;
+    }
+  }
+
+  /**
+   * The artifacts in the order they first came: the answer's and open tools' (kept in the map)
+   * and the finished tools' merged by their places (a snapshot's, not a frame's, work).
+   */
+  private inOrder(): (Artifact | KeptTool | number)[] {
+    const placed: { first: number; artifact: Artifact | KeptTool | number }[] = [];
+    for (const [key, artifact] of this.artifacts) {
+      const first = artifact instanceof KeptTool ? artifact.first : key === ANSWER_KEY ? this.answerFirst : (this.restoredFirst?.get(key as symbol) ?? 0);
+      placed.push({ first, artifact });
+    }
+    for (let pos = this.finishedHead; pos < this.finishedEnd; pos++) if (this.isFinished(pos)) placed.push({ first: this.finishedFirst(pos), artifact: pos });
+    return placed.sort((a, b) => a.first - b.first).map((entry) => entry.artifact);
   }
 
   /** The chunk holding a finished entry (finishedAt gives its first slot: its id, then its JSON and bits). */
@@ -749,6 +879,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.settledToolBytes = this.keptToolBytes();
     this.artifacts = NO_ARTIFACTS;
     this.finished = undefined;
+    this.finishedIndex = undefined;
     // Only complete() adds to the history: the answer's message.
     if (this.log.firstSeq === 1 && this.history.length === (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
   }
@@ -759,9 +890,10 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private settledArtifactOrder(): number[] | undefined {
     const order: number[] = [];
-    for (const [key, artifact] of this.artifacts) {
+    const answer = this.artifacts.get(ANSWER_KEY);
+    for (const artifact of this.inOrder()) {
       const seq = typeof artifact === 'number' ? this.finishedSeq(artifact) : artifact instanceof KeptTool ? artifact.latestSeq : undefined;
-      if (key === ANSWER_KEY) order.push(0);
+      if (artifact === answer) order.push(0);
       else if (seq !== undefined && seq >= this.log.firstSeq) order.push(seq);
       else return undefined;
     }
@@ -824,6 +956,8 @@ class KeptTool {
   constructor(
     /** Its key in the task's artifacts: the tool call id. */
     readonly id: string,
+    /** Where it first came among the task's artifacts (see TaskRecord.inOrder). */
+    readonly first: number,
   ) {}
 
   /** Its events' id part (after the task's toolFrameHead): the tool call id's text in the artifact id's JSON. */
@@ -874,8 +1008,15 @@ class KeptTool {
 
 /** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, or a number. */
 type FinishedSlot = string | Artifact | number;
-/** Slots per finished tool: its tool call id, its latest frame's JSON (a restored one's artifact), its bits (see finishedBits). */
-const FINISHED_SLOTS = 3;
+/** Slots per finished tool: its tool call id (0 once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits), where it first came. */
+const FINISHED_SLOTS = 4;
+
+/** A tool call id's hash (FNV-1a over its UTF-16 units), for the finished tools' index. */
+function hashOf(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
 /** Finished tools per chunk. */
 const FINISHED_CHUNK = 32;
 
