@@ -83,9 +83,11 @@ function side(src: string, streams: number, calls: number): Side {
   const run = (): Promise<void> =>
     new Promise((done) => {
       const id = `bench-run-${++runs}-${src.length}`;
-      let bound: { unsubscribe(): void } | undefined = undefined;
+      // bind() returns the function that ends the binding (an RxJS Subscription before round 21).
+      let bound: (() => void) | { unsubscribe(): void } | undefined = undefined;
       const end = (): void => {
-        bound?.unsubscribe();
+        if (typeof bound === 'function') bound();
+        else bound?.unsubscribe();
         done();
       };
       const writer = { narrate: () => undefined, toolFrame: () => void (frames += 1), answer: () => undefined, complete: end, fail: end, cancel: end };
