@@ -313,6 +313,47 @@ describe('isSanitizedFrame', () => {
     for (const frame of frames) expect(isSanitizedFrame(frame)).toBe(false);
   });
 
+  it('counts ids, names and keys by their JSON at the cap: escapes and wide characters included, a second time alike', () => {
+    const maxFieldBytes = 256;
+    const started = (toolCallId: string, args: unknown = 'a'): ToolCallArtifactData => ({ toolCallId, name: 'n', phase: 'started', args });
+    // Each unit of \u0001 is 6 bytes of JSON, of 'é' 2, of '😀' (two units) 4: ids of 254 bytes fit, 260 do not.
+    const cases: [ToolCallArtifactData, boolean][] = [
+      [started('a'.repeat(254)), true],
+      [started('a'.repeat(255)), false],
+      [started('\u0001'.repeat(42)), true],
+      [started('\u0001'.repeat(43)), false],
+      [started('"'.repeat(127)), true],
+      [started('"'.repeat(128)), false],
+      [started('é'.repeat(127)), true],
+      [started('é'.repeat(128)), false],
+      [started('😀'.repeat(63)), true],
+      [started('😀'.repeat(64)), false],
+      // An object's size is its keys' JSON and values' plus the room for a marker (48): a key of 33 units of \u0001 fits, of 34 not.
+      [started('c', { ['\u0001'.repeat(33)]: 1 }), true],
+      [started('c', { ['\u0001'.repeat(34)]: 1 }), false],
+    ];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const [frame, clean] of cases) {
+        expect(isSanitizedFrame(frame, { maxFieldBytes })).toBe(clean);
+        if (clean) expect(sanitizeFrame(frame, { maxFieldBytes })).toEqual(frame);
+        else expect(JSON.stringify(sanitizeFrame(frame, { maxFieldBytes }))).not.toBe(JSON.stringify(frame));
+      }
+    }
+  });
+
+  it('redacts by the list it is given, whichever list came before', () => {
+    const frame: ToolCallArtifactData = { toolCallId: 'c', name: 'n', phase: 'started', args: { token: 1, seq: 2 } };
+    const none: string[] = [];
+    const seqOnly = ['seq'];
+    expect(isSanitizedFrame(frame, { redactKeys: none })).toBe(true);
+    expect(isSanitizedFrame(frame)).toBe(false);
+    expect(isSanitizedFrame(frame, { redactKeys: none })).toBe(true);
+    expect(isSanitizedFrame(frame, { redactKeys: seqOnly })).toBe(false);
+    expect(isSanitizedFrame(frame, { redactKeys: [] })).toBe(true);
+    expect(sanitizeForFrame(frame.args, { redactKeys: seqOnly })).toEqual({ token: 1, seq: REDACTED });
+    expect(sanitizeForFrame(frame.args)).toEqual({ token: REDACTED, seq: 2 });
+  });
+
   it('is true only when sanitizeFrame gives the frame back as it is (any values, any cap)', () => {
     const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON'), fc.string({ maxLength: 8 }));
     const leaf = fc.oneof(

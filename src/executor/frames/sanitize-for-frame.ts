@@ -73,6 +73,15 @@ function jsonBytes(s: string): number {
   return s.length + 2;
 }
 
+/**
+ * Whether a string's JSON takes at most `maxBytes`. A UTF-16 unit takes at most 6 bytes of JSON
+ * (`\u001f`, a lone surrogate), so a short string fits without being scanned: an id or a tool
+ * name, on every frame.
+ */
+function jsonFits(s: string, maxBytes: number): boolean {
+  return s.length * 6 + 2 <= maxBytes || jsonBytes(s) <= maxBytes;
+}
+
 /** A sanitised value and the exact UTF-8 size of its JSON. */
 interface Fitted {
   value: unknown;
@@ -87,40 +96,56 @@ type Walked = Fitted | typeof TOO_BIG | typeof NO_JSON;
 /** Bound on the verdicts remembered per redaction list, so hostile key names cannot grow it. */
 const MAX_REMEMBERED_KEYS = 4096;
 
+/** A key's verdict in RedactionPolicy: its value is redacted. */
+const SECRET_KEY = -1;
+
 /**
  * A redaction list, normalised once, with the verdict for each key name remembered: the same
  * few keys come back in every frame, and normalising and matching them each time was most of
- * a small frame's cost.
+ * a small frame's cost. The verdict of a key that is not secret is the size of its JSON, which
+ * `cleanBytes` needs for every key of every frame: one lookup gives both.
  */
 class RedactionPolicy {
   private readonly entries: string[];
-  private readonly verdicts = new Map<string, boolean>();
+  /** SECRET_KEY, or the key's JSON size. */
+  private readonly verdicts = new Map<string, number>();
 
   constructor(redactKeys: readonly string[]) {
     this.entries = redactKeys.map(normaliseKey).filter((k) => k.length > 0);
   }
 
   isSecret(key: string): boolean {
-    let secret = this.verdicts.get(key);
-    if (secret === undefined) {
+    return this.keyBytes(key) === SECRET_KEY;
+  }
+
+  /** SECRET_KEY when the key's value is redacted, else the UTF-8 size of the key's JSON. */
+  keyBytes(key: string): number {
+    let verdict = this.verdicts.get(key);
+    if (verdict === undefined) {
       const k = normaliseKey(key);
-      secret = this.entries.some((entry) => k === entry || k.endsWith(entry));
+      verdict = this.entries.some((entry) => k === entry || k.endsWith(entry)) ? SECRET_KEY : jsonBytes(key);
       if (this.verdicts.size >= MAX_REMEMBERED_KEYS) this.verdicts.clear();
-      this.verdicts.set(key, secret);
+      this.verdicts.set(key, verdict);
     }
-    return secret;
+    return verdict;
   }
 }
 
 /** One policy per redaction list (options are resolved once, so the same array comes back). */
 const policies = new WeakMap<readonly string[], RedactionPolicy>();
+/** The list asked for last and its policy: every frame of a server asks with the same list, and a WeakMap lookup per frame is a hash probe. */
+let lastRedactKeys: readonly string[] | undefined;
+let lastPolicy: RedactionPolicy | undefined;
 
 function redactionPolicy(redactKeys: readonly string[]): RedactionPolicy {
+  if (redactKeys === lastRedactKeys && lastPolicy) return lastPolicy;
   let policy = policies.get(redactKeys);
   if (!policy) {
     policy = new RedactionPolicy(redactKeys);
     policies.set(redactKeys, policy);
   }
+  lastRedactKeys = redactKeys;
+  lastPolicy = policy;
   return policy;
 }
 
@@ -522,7 +547,7 @@ export function isSanitizedFrame(frame: ToolCallArtifactData, options?: FrameHyg
         }
       } else return false;
       // A string field, capped: clean when it fits.
-      if (typeof field !== 'string' || jsonBytes(field) > maxBytes) return false;
+      if (typeof field !== 'string' || !jsonFits(field, maxBytes)) return false;
     }
   } catch {
     // A throwing getter or a hostile proxy: sanitizeFrame reports it.
@@ -572,7 +597,9 @@ function cleanBytes(value: unknown, depth: number, redaction: RedactionPolicy): 
   let count = 0;
   let large = 0;
   for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key) || redaction.isSecret(key)) return NOT_CLEAN;
+    if (!Object.prototype.hasOwnProperty.call(value, key)) return NOT_CLEAN;
+    const keyBytes = redaction.keyBytes(key);
+    if (keyBytes === SECRET_KEY) return NOT_CLEAN;
     const field = (value as Record<string, unknown>)[key];
     if (field === undefined) return NOT_CLEAN;
     const isObject = typeof field === 'object' && field !== null;
@@ -580,7 +607,7 @@ function cleanBytes(value: unknown, depth: number, redaction: RedactionPolicy): 
     if (large > 1) return NOT_CLEAN;
     const fieldBytes = cleanBytes(field, depth + 1, redaction);
     if (fieldBytes === NOT_CLEAN) return NOT_CLEAN;
-    bytes += (count > 0 ? 1 : 0) + jsonBytes(key) + 1 + fieldBytes;
+    bytes += (count > 0 ? 1 : 0) + keyBytes + 1 + fieldBytes;
     count += 1;
   }
   return bytes + MARKER_RESERVE;
