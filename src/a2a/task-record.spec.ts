@@ -563,8 +563,13 @@ describe('TaskRecord', () => {
       i % 2 === 0 ? { toolCallId: `c${i >> 1}`, name: 'x', phase: 'started' } : { toolCallId: `c${i >> 1}`, name: 'x', phase: 'completed', result: i };
     const refinished = (i: number): ToolCallArtifactData => ({ toolCallId: `t${i % 7}`, name: 'x', phase: 'completed', result: i });
     const reopened = (i: number): ToolCallArtifactData => ({ toolCallId: `t${(i >> 1) % 7}`, name: 'x', phase: i % 2 === 0 ? 'started' : 'failed', error: 'e' });
-    for (const max of [0, 3, 50, 1_000_000]) {
-      for (const frames of [calls, refinished, reopened]) {
+    // Ids whose characters differ only in their high bits (10-15): FNV-1a alone puts them all in
+    // one slot of any table of up to 1,024 slots, so each new tool's lookup walked them all.
+    const highBits = (k: number): string => String.fromCharCode(0x61 | ((k & 63) << 10), 0x61 | (((k >> 6) & 63) << 10), 0x61 | (((k >> 12) & 63) << 10));
+    const colliding = (i: number): ToolCallArtifactData =>
+      i % 2 === 0 ? { toolCallId: highBits(i >> 1), name: 'x', phase: 'started' } : { toolCallId: highBits(i >> 1), name: 'x', phase: 'completed', result: i };
+    for (const max of [0, 3, 50, 100, 1_000_000]) {
+      for (const frames of [calls, refinished, reopened, colliding]) {
         const { mapOps, entries, reads } = counted(max, frames);
         expect(mapOps).toBeLessThanOrEqual(4);
         expect(entries).toBeLessThanOrEqual(1.5);

@@ -5,6 +5,7 @@ import {
   parseToolCall,
   type ToolCallArtifactData,
 } from '../extensions';
+import { randomBytes } from 'node:crypto';
 import { EventLog } from './event-log';
 import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
@@ -1011,11 +1012,25 @@ type FinishedSlot = string | Artifact | number;
 /** Slots per finished tool: its tool call id (0 once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits), where it first came. */
 const FINISHED_SLOTS = 4;
 
-/** A tool call id's hash (FNV-1a over its UTF-16 units), for the finished tools' index. */
+/**
+ * The finished tools' index's seed, drawn once per process: tool call ids come from models and
+ * remote agents, and with a hash known in advance ids could be chosen to fall on one run of the
+ * table, so that every lookup walks all the kept finished tools.
+ */
+const HASH_SEED = randomBytes(4).readUInt32LE(0);
+
+/**
+ * A tool call id's hash for the finished tools' index: FNV-1a over its UTF-16 units from the
+ * process's seed, then MurmurHash3's finaliser. The index keeps the low bits, and FNV-1a's low
+ * bits depend only on the low bits of the characters (ids differing only in their characters'
+ * high bits would share a slot, whatever the seed); the finaliser mixes every bit into them.
+ */
 function hashOf(id: string): number {
-  let hash = 0x811c9dc5;
+  let hash = HASH_SEED;
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) >>> 0;
 }
 /** Finished tools per chunk. */
 const FINISHED_CHUNK = 32;
