@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { EventBlock, EventLog, OpenEventBlock, type EventPacking } from './event-log';
+import { OpenTaskEventBlock, TASK_EVENT_PACKING, TaskEvent, TaskEventBlock, ToolFrameEvent, toolCallIdText, toolFrameHead } from './task-event';
 
 /** Numbers packed into a block: a copy of them, read back by sequence number. */
 class NumberBlock extends EventBlock<number> {
@@ -307,3 +308,73 @@ describe('EventLog', () => {
     expect(() => new EventLog(0)).toThrow('positive integer');
   });
 });
+
+describe('TASK_EVENT_PACKING (a task\'s events in blocks)', () => {
+  const head = toolFrameHead('t1', 'c1');
+  const status = (seq: number, terminal = false): TaskEvent => new TaskEvent(seq, `{"statusUpdate":{"taskId":"t1","n":${seq}}}`, false, terminal);
+  /** A frame as the runtime writes it (its tool call id first), or with another field first. */
+  const frame = (seq: number, id: string, idFirst = true, last = seq % 2 === 0, on = head): ToolFrameEvent => {
+    const rest = `"name":"n","phase":"${last ? 'completed' : 'started'}","result":{"s":"\\"}`;
+    const json = idFirst ? `{"toolCallId":${JSON.stringify(id)},${rest}}` : `{"name":"n","toolCallId":${JSON.stringify(id)},${rest.slice('"name":"n",'.length)}}`;
+    return new ToolFrameEvent(seq, on, toolCallIdText(id), json, last);
+  };
+  // A tool frame on another head than the block's reads back as a plain event of the same JSON (one head per block).
+  const readable = (event: TaskEvent | undefined): unknown[] =>
+    event === undefined ? [] : [event.seq, event.json, event.weight, event.jsonBytes, event.isToolFrame, event.terminal, ...(event instanceof ToolFrameEvent && event.head === head ? [event.idPart, event.frameJson, event.lastChunk] : [])];
+  // Ids that JSON escapes (quote, backslash, control, lone surrogate), an empty one, non-ASCII ones, plain ones.
+  const ids = ['call_1', 'a"b', 'back\\slash\\', 'tab\tnl\n', '\ud800x', '', 'ünï ✓', 'x'.repeat(40)];
+  const events = (): TaskEvent[] => {
+    const list: TaskEvent[] = [status(1)];
+    let seq = 2;
+    for (const id of ids) for (const idFirst of [true, false]) list.push(frame(seq++, id, idFirst), frame(seq++, id, idFirst));
+    list.push(frame(seq++, 'other-head', true, false, toolFrameHead('t2', 'c2')), status(seq++, true));
+    return list;
+  };
+
+  it('reads every event back as it was logged, from the open block and from the block it is closed into', () => {
+    const logged = events();
+    const open = new OpenTaskEventBlock(1);
+    for (const event of logged) open.add(event);
+    expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
+    expect(logged.map((event) => open.weight(event.seq))).toEqual(logged.map((event) => event.weight));
+    expect(open.addedWeight).toBe(logged.reduce((sum, event) => sum + event.weight, 0));
+    const closed = open.close();
+    expect(closed).toBeInstanceOf(TaskEventBlock);
+    expect(logged.map((event) => readable(closed.get(event.seq)))).toEqual(logged.map(readable));
+    expect(logged.map((event) => closed.weight(event.seq))).toEqual(logged.map((event) => event.weight));
+    open.fit();
+    expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
+  });
+
+  it('keeps a tool call id that its frame JSON gives once: a closed block of such frames is their frames\' JSON, nothing more', () => {
+    const logged = Array.from({ length: 300 }, (_, i) => frame(i + 1, `call_${i >> 1}`));
+    const closed = TaskEventBlock.of(logged, 1) as unknown as { json: string; splits: unknown };
+    expect(closed.json).toBe(logged.map((event) => event.frameJson).join(''));
+    expect(closed.splits).toBeUndefined();
+    // A frame that does not start with its id keeps the id before it.
+    const other = TaskEventBlock.of([frame(1, 'call_0', false)], 1) as unknown as { json: string; splits: unknown };
+    expect(other.json).toBe('call_0' + frame(1, 'call_0', false).frameJson);
+    expect(other.splits).toEqual([0, 'call_0'.length]);
+  });
+
+  it('in a log, reads back any event it retains after any appends, trims and packs', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 9 }), fc.boolean(), fc.integer({ min: 0, max: 5 })), { maxLength: 120 }), fc.integer({ min: 1, max: 40 }), (steps, capacity) => {
+        const log = new EventLog<TaskEvent>(capacity, (event) => event.weight, 1, { ...TASK_EVENT_PACKING, block: 7, blockWeight: 900 });
+        const logged: TaskEvent[] = [];
+        for (const [kind, idFirst, action] of steps) {
+          const seq = log.nextSeq;
+          const event = kind === 9 ? status(seq) : frame(seq, ids[kind % ids.length], idFirst);
+          logged.push(event);
+          log.append(event);
+          if (action === 0) log.cool();
+          else if (action === 1) log.pack();
+        }
+        const retained = logged.filter((event) => event.seq >= log.firstSeq);
+        expect(retained.map((event) => readable(log.get(event.seq)))).toEqual(retained.map(readable));
+        expect(log.bytes).toBe(retained.reduce((sum, event) => sum + event.weight, 0));
+      }),
+    );
+  });
+});
+

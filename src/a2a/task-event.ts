@@ -298,33 +298,83 @@ export function toolFrameEventWeight(head: string, varying: number, lastChunk: b
 
 const TOOL_FRAME = 1;
 const TERMINAL = 2;
-/** A ToolFrameEvent kept as its id part and frame (`split` says where the one ends). */
+/** A ToolFrameEvent kept as its frame (and, with SPLIT, its id part before it). */
 const COMPACT = 4;
-const FLAGS = 8;
-/** Slots in each chunk of an open block's list (two per event). */
+/** A compact event that is its artifact's last chunk. */
+const LAST = 8;
+/** A compact event whose id part is kept before its frame (its frame JSON does not give it). */
+const SPLIT = 16;
+const FLAGS = 32;
+/** Slots in each chunk of an open block's list (one per event). */
 const CHUNK = 128;
-/** An open block's events' last-chunk bits: this many in each number of its list (small integers). */
-const LAST_BITS = 30;
+/** An open block's marks per event (LAST_MARK, SIDE_MARK), and how many events share one number of its list (small integers). */
+const MARK_BITS = 2;
+const MARKS_PER = 15;
+const LAST_MARK = 1;
+const SIDE_MARK = 2;
+
+/** How a tool frame's JSON starts: its tool call id first (the wire order, see tool-call-v1.ts). */
+const FRAME_ID_OPENING = '{"toolCallId":"';
+/** Where the tool call id's text starts in a frame's JSON. */
+const FRAME_ID_AT = FRAME_ID_OPENING.length;
+
+/** Where the JSON string whose text starts at `from` ends (its closing quote), or -1. */
+function stringEnd(json: string, from: number): number {
+  for (let i = from; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x22) return i;
+    // An escape: the character after it cannot end the string.
+    if (c === 0x5c) i += 1;
+  }
+  return -1;
+}
 
 /**
- * The events leaving a task's hot ones, kept as they come (see EventPacking.open): of a tool
- * frame's event only its id part and its frame's JSON (the strings the event already
- * holds: no copy), of any other its flags and its JSON; no event object. An event a live stream
- * has taken then dies young instead of being promoted with its running task, and a kept task is
- * its strings and a few lists, not an object per event. Once full it is closed into a
- * TaskEventBlock (one string for all of it).
+ * Whether a tool frame's event's id part reads back from its frame JSON: the frame names its
+ * tool call id first, and that string's text is the id part (a toolFrameHead head's). Then a
+ * block keeps the frame only: the id's characters once, and no slot or length for them.
+ */
+function idInFrame(idPart: string, frameJson: string): boolean {
+  return frameJson.startsWith(FRAME_ID_OPENING) && frameJson.startsWith(idPart, FRAME_ID_AT) && stringEnd(frameJson, FRAME_ID_AT) === FRAME_ID_AT + idPart.length;
+}
+
+/** The id part of a frame at `start` in `json` whose id is in it (idInFrame). */
+function idFromFrame(json: string, start: number): string {
+  return json.slice(start + FRAME_ID_AT, stringEnd(json, start + FRAME_ID_AT));
+}
+
+/** The index in `pairs` (index, value, index, value…, by index) of the value for `index`. */
+function pairAt(pairs: readonly (string | number)[], index: number): number {
+  let lo = 0;
+  let hi = pairs.length / 2 - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((pairs[2 * mid] as number) < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return 2 * lo + 1;
+}
+
+/**
+ * The events leaving a task's hot ones, kept as they come (see EventPacking.open): one string
+ * each, no event object and no copy. Of a tool frame's event that is its frame's JSON: the
+ * id part reads back from it (idInFrame), else it is kept aside. Any other event keeps its JSON
+ * and, aside, its flags. An event a live stream has taken then dies young instead of being
+ * promoted with its running task, and a kept task is its strings and a few lists, not an
+ * object per event. Once full it is closed into a TaskEventBlock (one string for all of it).
  */
 export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
   addedWeight = 0;
   /**
-   * Two per event: a compact event's id part and frame JSON; any other's flags
-   * (TOOL_FRAME, TERMINAL: a number, never a string) and its JSON; in chunks of CHUNK made at
+   * One slot per event (a tool frame's frame JSON, any other's JSON) in chunks of CHUNK made at
    * their full size. Every slot of a running task's lists is promoted with it, and a list grown
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
-  private chunks: (string | number)[][] = [];
-  /** Whether a compact event is its artifact's last chunk: bit i % LAST_BITS of entry i / LAST_BITS. */
-  private lasts: number[] = [];
+  private chunks: string[][] = [];
+  /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
+  private marks: number[] = [];
+  /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
+  private side: (string | number)[] | undefined;
   /** The tool frames' head (one task, one head). */
   private head: string | undefined;
 
@@ -334,105 +384,124 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
 
   add(event: TaskEvent): void {
     const i = this.count;
-    if (i % LAST_BITS === 0) this.lasts.push(0);
-    const at = (2 * i) % CHUNK;
-    if (at === 0) this.chunks.push(new Array<string | number>(CHUNK));
+    if (i % MARKS_PER === 0) this.marks.push(0);
+    const at = i % CHUNK;
+    if (at === 0) this.chunks.push(new Array<string>(CHUNK));
     const chunk = this.chunks[this.chunks.length - 1];
+    let mark: number;
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
-      chunk[at] = event.idPart;
-      chunk[at + 1] = event.frameJson;
-      if (event.lastChunk) this.lasts[(i / LAST_BITS) | 0] |= 1 << i % LAST_BITS;
+      const text = (chunk[at] = event.frameJson);
+      mark = event.lastChunk ? LAST_MARK : 0;
+      if (!idInFrame(event.idPart, text)) {
+        mark += SIDE_MARK;
+        (this.side ??= []).push(i, event.idPart);
+      }
     } else {
-      chunk[at] = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
-      chunk[at + 1] = event.json;
+      chunk[at] = event.json;
+      mark = SIDE_MARK;
+      (this.side ??= []).push(i, (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0));
     }
+    if (mark !== 0) this.marks[(i / MARKS_PER) | 0] |= mark << (MARK_BITS * (i % MARKS_PER));
     this.count = i + 1;
     this.addedWeight += event.weight;
   }
 
   get(seq: number): TaskEvent {
     const i = seq - this.firstSeq;
-    const first = this.part(2 * i);
-    const text = this.part(2 * i + 1) as string;
-    if (typeof first === 'number') return new TaskEvent(seq, text, (first & TOOL_FRAME) !== 0, (first & TERMINAL) !== 0);
-    return new ToolFrameEvent(seq, this.head as string, first, text, this.isLast(i));
+    const text = this.text(i);
+    const mark = this.mark(i);
+    if ((mark & SIDE_MARK) === 0) return new ToolFrameEvent(seq, this.head as string, idFromFrame(text, 0), text, (mark & LAST_MARK) !== 0);
+    const aside = this.aside(i);
+    if (typeof aside === 'number') return new TaskEvent(seq, text, (aside & TOOL_FRAME) !== 0, (aside & TERMINAL) !== 0);
+    return new ToolFrameEvent(seq, this.head as string, aside, text, (mark & LAST_MARK) !== 0);
   }
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
-    const first = this.part(2 * i);
-    const text = this.part(2 * i + 1) as string;
-    return typeof first === 'number' ? text.length : toolFrameEventWeight(this.head as string, first.length + text.length, this.isLast(i));
+    const text = this.text(i);
+    const mark = this.mark(i);
+    const last = (mark & LAST_MARK) !== 0;
+    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(text, FRAME_ID_AT) - FRAME_ID_AT + text.length, last);
+    const aside = this.aside(i);
+    return typeof aside === 'number' ? text.length : toolFrameEventWeight(this.head as string, aside.length + text.length, last);
   }
 
   close(): TaskEventBlock {
-    const parts = new Array<string | number>(2 * this.count);
-    const flags = new Array<number>(this.count);
-    for (let i = 0; i < this.count; i++) {
-      const first = (parts[2 * i] = this.part(2 * i));
-      parts[2 * i + 1] = this.part(2 * i + 1);
-      flags[i] = typeof first === 'number' ? first : COMPACT + (this.isLast(i) ? LAST : 0);
+    const count = this.count;
+    const side = this.side ?? [];
+    let ids = 0;
+    for (let s = 1; s < side.length; s += 2) if (typeof side[s] === 'string') ids += 1;
+    // Made at their full size: no list grown by pushes, and no copy of the parts but the joined one.
+    const texts = new Array<string>(count + ids);
+    const ends = new Array<number>(count);
+    let splits: number[] | undefined;
+    let end = 0;
+    let p = 0;
+    let s = 1;
+    for (let i = 0; i < count; i++) {
+      const text = this.text(i);
+      const mark = this.mark(i);
+      let bits = COMPACT + ((mark & LAST_MARK) !== 0 ? LAST : 0);
+      if ((mark & SIDE_MARK) !== 0) {
+        // The side entries are in index order: the next one is this event's.
+        const aside = side[s];
+        s += 2;
+        if (typeof aside === 'number') bits = aside;
+        else {
+          texts[p++] = aside;
+          end += aside.length;
+          (splits ??= []).push(i, aside.length);
+          bits += SPLIT;
+        }
+      }
+      texts[p++] = text;
+      end += text.length;
+      ends[i] = end * FLAGS + bits;
     }
-    return new TaskEventBlock(this.firstSeq, parts, flags, this.head ?? '');
+    return new TaskEventBlock(this.firstSeq, texts.join(''), ends, splits, this.head ?? '');
   }
 
   /** The last chunk cut to what it holds. */
   fit(): void {
     const last = this.chunks.length - 1;
-    const used = 2 * this.count - last * CHUNK;
+    const used = this.count - last * CHUNK;
     if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
   }
 
-  private part(at: number): string | number {
-    return this.chunks[(at / CHUNK) | 0][at % CHUNK];
+  private text(i: number): string {
+    return this.chunks[(i / CHUNK) | 0][i % CHUNK];
   }
 
-  private isLast(i: number): boolean {
-    return (this.lasts[(i / LAST_BITS) | 0] & (1 << i % LAST_BITS)) !== 0;
+  private mark(i: number): number {
+    return (this.marks[(i / MARKS_PER) | 0] >> (MARK_BITS * (i % MARKS_PER))) & (LAST_MARK | SIDE_MARK);
+  }
+
+  private aside(i: number): string | number {
+    const side = this.side as (string | number)[];
+    return side[pairAt(side, i)];
   }
 }
 
-/** A compact event that is its artifact's last chunk, in the flags TaskEventBlock is built from. */
-const LAST = 8;
-
 /**
  * Consecutive events of one task kept as one string (their JSONs joined, or for a tool frame's
- * event only its id part and frame: a third of its JSON) and two arrays of numbers (where
- * each ends, and its flags; where a compact one's id ends, and whether it is a last chunk): a few
- * objects for the whole block instead of an event object and its string each. Reading an event
- * back slices the string (no copy), or rebuilds a tool frame's event around its slices.
+ * event only its frame, a third of its JSON, with its id part before it when the frame does not
+ * give it) and an array of numbers (where each ends, and its flags): a few objects for the
+ * whole block instead of an event object and its string each. Reading an event back slices the
+ * string (no copy), or rebuilds a tool frame's event around its slices.
  */
 export class TaskEventBlock extends EventBlock<TaskEvent> {
-  private readonly json: string;
-  /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags. */
-  private readonly ends: number[];
-  /** Per compact event: the length of its id part, times 2, plus 1 for a last chunk; else 0. */
-  private readonly splits: number[];
-
-  /** From an open block's parts (two per event, see OpenTaskEventBlock) and each event's flags (COMPACT and LAST for a compact one). */
   constructor(
     firstSeq: number,
-    parts: readonly (string | number)[],
-    flags: readonly number[],
+    private readonly json: string,
+    /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags (TOOL_FRAME and TERMINAL, or COMPACT, LAST and SPLIT). */
+    private readonly ends: number[],
+    /** Per SPLIT event, by index: its index and the length of its id part (undefined when there is none). */
+    private readonly splits: number[] | undefined,
     /** The tool frames' head (one task, one head). */
     private readonly head: string,
   ) {
-    super(firstSeq, flags.length);
-    this.ends = new Array<number>(flags.length);
-    this.splits = new Array<number>(flags.length);
-    let end = 0;
-    const texts: string[] = [];
-    for (let i = 0; i < flags.length; i++) {
-      const first = parts[2 * i];
-      const text = parts[2 * i + 1] as string;
-      const id = typeof first === 'string' ? first : '';
-      texts.push(id, text);
-      end += id.length + text.length;
-      this.splits[i] = (flags[i] & COMPACT) === 0 ? 0 : id.length * 2 + ((flags[i] & LAST) !== 0 ? 1 : 0);
-      this.ends[i] = end * FLAGS + (flags[i] & (FLAGS - 1));
-    }
-    this.json = texts.join('');
+    super(firstSeq, ends.length);
   }
 
   /** The events, packed. */
@@ -447,35 +516,48 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
     const packed = this.ends[i];
     const start = this.startOf(i);
     const end = Math.floor(packed / FLAGS);
-    if ((packed & COMPACT) === 0) return new TaskEvent(seq, this.json.slice(start, end), (packed & TOOL_FRAME) !== 0, (packed & TERMINAL) !== 0);
-    const split = start + Math.floor(this.splits[i] / 2);
-    return new ToolFrameEvent(seq, this.head, this.json.slice(start, split), this.json.slice(split, end), (this.splits[i] & 1) === 1);
+    // By remainder, not `&`: an end past 2^26 makes a number past 32 bits.
+    const bits = packed % FLAGS;
+    if ((bits & COMPACT) === 0) return new TaskEvent(seq, this.json.slice(start, end), (bits & TOOL_FRAME) !== 0, (bits & TERMINAL) !== 0);
+    const last = (bits & LAST) !== 0;
+    if ((bits & SPLIT) === 0) return new ToolFrameEvent(seq, this.head, idFromFrame(this.json, start), this.json.slice(start, end), last);
+    const split = start + this.splitOf(i);
+    return new ToolFrameEvent(seq, this.head, this.json.slice(start, split), this.json.slice(split, end), last);
   }
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
     const packed = this.ends[i];
-    const kept = Math.floor(packed / FLAGS) - this.startOf(i);
-    return (packed & COMPACT) === 0 ? kept : toolFrameEventWeight(this.head, kept, (this.splits[i] & 1) === 1);
+    const start = this.startOf(i);
+    const kept = Math.floor(packed / FLAGS) - start;
+    const bits = packed % FLAGS;
+    if ((bits & COMPACT) === 0) return kept;
+    const id = (bits & SPLIT) === 0 ? stringEnd(this.json, start + FRAME_ID_AT) - start - FRAME_ID_AT : 0;
+    return toolFrameEventWeight(this.head, kept + id, (bits & LAST) !== 0);
   }
 
   private startOf(i: number): number {
     return i === 0 ? 0 : Math.floor(this.ends[i - 1] / FLAGS);
   }
+
+  private splitOf(i: number): number {
+    const splits = this.splits as number[];
+    return splits[pairAt(splits, i)];
+  }
 }
 
 /**
  * How a task's log keeps its events: the newest 4 as they are (what live streams take), each
- * older one at once in an open block (its strings and a number: no event object), closed into
+ * older one at once in an open block (a string: no event object), closed into
  * one string once it holds 160 Ki characters of JSON (or 4,096 events). Retaining an object per
  * event made the young-generation GC promote every one of them with its running task, and every
  * mark-compact mark them while a finished task is kept. 4 hot ones are about what a task of the
  * 1,000-stream row appends between two scavenges (one per ~3,800 frames), so an event its
  * stream took dies young; an empty task (4 events) opens no block.
- * A closed block of tool frames keeps only their ids and frames, about a third of that JSON
- * (~52 K characters for the bench's frames), so it is not in V8's large-object space; blocks
- * sized for it were copied less but cost no less CPU (docs/performance.md, tenth and thirteenth
- * rounds).
+ * A closed block of tool frames keeps only their frames (their ids read back from them), about
+ * a third of that JSON (~48 K characters for the bench's frames), so it is not in V8's
+ * large-object space; blocks sized for it were copied less but cost no less CPU
+ * (docs/performance.md, tenth and thirteenth rounds).
  */
 export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
   hot: 4,
