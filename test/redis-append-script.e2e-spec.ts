@@ -56,6 +56,15 @@ describe('the append script, on a real Redis (e2e)', () => {
       ['4-1', 'e-', event(4).json],
     ]);
     expect(await redis.hget('t:task', 'lastSeq')).toBe('4');
+    // The first batch once more (a reply lost long ago): the head still says 4, and so does its PUBLISH.
+    const messages: string[] = [];
+    await subscriber.subscribe(CHANNEL);
+    subscriber.on('message', (_channel: string, message: string) => messages.push(message));
+    expect(await append(argv(first))).toBe(1);
+    expect(await redis.hget('t:task', 'lastSeq')).toBe('4');
+    await subscriber.unsubscribe(CHANNEL);
+    subscriber.removeAllListeners('message');
+    expect(messages.map((message) => message.split('\n')[0])).toEqual(['4 TASK_STATE_WORKING']);
   });
 
   it('publishes the events to a subscriber of the channel, unless the writer says they are too large; the head line always', async () => {

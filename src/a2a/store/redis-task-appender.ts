@@ -50,8 +50,9 @@ local batchAt = at
 -- one stored falls maxlen behind, so the stream holds more than maxlen only while a backlog too
 -- long for one call goes out (see RedisTaskAppender.send).
 local newest = tonumber(lastSeq)
+local cap = tonumber(maxlen)
 local snapshotSeq = snapshot and newest or (tonumber(head[3] or '0') or 0)
-local minid = math.max(newest - 2 * maxlen + 1, math.min(snapshotSeq + 1, newest - maxlen + 1), 0)
+local minid = math.max(newest - 2 * cap + 1, math.min(snapshotSeq + 1, newest - cap + 1), 0)
 while at < size do
   local a = string.find(payload, ' ', at + 1, true)
   local b = string.find(payload, ' ', a + 1, true)
@@ -62,7 +63,8 @@ while at < size do
   end
   at = e
 end
-local last = math.max(stored, tonumber(lastSeq))
+-- The newest seq as the text it came in (a number made text again costs Redis a sprintf, twice per call).
+local last = stored > newest and head[2] or lastSeq
 local fields = {'state', state, 'statusTime', statusTime, 'lastSeq', last}
 if snapshot then
   fields[#fields + 1] = 'snapshot'

@@ -1,0 +1,72 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/append-script-instructions.ts [calls=3000]`
+ *
+ * Instructions Redis executes for the append script (APPEND_SCRIPT), counted, not timed: a
+ * redis-server of its own runs under `valgrind --tool=cachegrind --cache-sim=no`, takes `calls`
+ * EVALSHA calls of one ~300 B tool-frame event each (one in flight, as a paced stream sends
+ * them), then shuts down. Prints the instructions in all (this includes the server's start, its
+ * timers and shutdown, which move with wall time: compare the functions, or runs of 0 calls)
+ * and the functions that took most, per call. Needs valgrind and cg_annotate. Run it from
+ * `git archive` copies of two commits (it loads the copy's script).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
+import { TaskEvent } from '../src/a2a/task-event';
+import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
+import { ShaScript } from '../src/a2a/store/redis-scripts';
+
+const calls = Number(process.argv[2] ?? 3_000);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'append-ir-'));
+  const out = join(dir, 'cachegrind.out');
+  const port = await freePort();
+  const server = spawn('valgrind', ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  // Under valgrind the server takes seconds to listen.
+  let redis: Redis;
+  for (let tries = 0; ; tries++) {
+    redis = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    if (await redis.connect().then(() => true, () => false)) break;
+    redis.disconnect();
+    if (tries === 100) throw new Error('redis-server under valgrind did not start');
+    await sleep(300);
+  }
+  await redis.script('LOAD', APPEND_SCRIPT);
+  await redis.hset('toolstream:task:t', { lease: 'lease-1', lastSeq: '0' });
+  const script = new ShaScript(redis, APPEND_SCRIPT, 3);
+  const keys = ['toolstream:task:t', 'toolstream:events:t', 'toolstream:owner:o'].map((key) => Buffer.from(key));
+  const taskPart = appendTaskPart('lease-1', 'toolstream:channel:t');
+  const json = JSON.stringify({ artifactUpdate: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x'.repeat(200) }] } } });
+  for (let seq = 1; seq <= calls; seq++) {
+    const head: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: seq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false };
+    if ((await script.call(keys, [encodeAppend(head, taskPart, [new TaskEvent(seq, json, true)])])) !== 1) throw new Error('the append was refused');
+  }
+  void redis.shutdown('NOSAVE').catch(() => undefined);
+  await exited;
+  redis.disconnect();
+  await sleep(100);
+  const annotated = spawnSync('cg_annotate', [out], { encoding: 'utf8' }).stdout;
+  const total = Number(/([\d,]+) \([\d. ]+%\)\s+PROGRAM TOTALS/.exec(annotated)?.[1].replace(/,/g, '') ?? readFileSync(out, 'utf8').match(/summary: (\d+)/)?.[1]);
+  console.log(`${calls} calls: ${total.toLocaleString('en')} instructions in all (${calls > 0 ? (total / calls).toFixed(0) : '-'} per call, the server's start and timers included)`);
+  const rows = [...annotated.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$/gm)].filter(([, , name]) => !name.includes('PROGRAM TOTALS')).slice(0, 15);
+  for (const [, ir, name] of rows) console.log(`  ${(Number(ir.replace(/,/g, '')) / Math.max(calls, 1)).toFixed(0).padStart(7)} per call  ${name}`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+void main();
