@@ -160,7 +160,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** A compacted settled task's artifacts in order, when it had tools: a tool's as its latest event's number, the answer's as 0. */
   private settledArtifacts?: number[];
   /**
-   * The answer's and the open tools' artifacts (the finished tools' are in `finished`), each
+   * The answer's and the open tools' artifacts (the finished tools' are in `finished`, one open tool's in `soloOpen`), each
    * with the place where it first came (see inOrder). An open tool's is kept as a KeptTool (its
    * latest frame's event) by its tool call id (the frame's own string: no id built per frame),
    * and built only for a snapshot (snapshots are rare, frames are not); any other artifact by a
@@ -199,8 +199,15 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishedEnd = 0;
   /** Finished tools kept: the entries the artifacts map holds the position of. */
   private finishedCount = 0;
-  /** Tools started and not yet finished (the KeptTools in the artifacts map): closed as failed if the task ends first. */
+  /** Tools started and not yet finished (`soloOpen` and the KeptTools in the artifacts map): closed as failed if the task ends first. */
   private openCount = 0;
+  /**
+   * An open tool kept outside the artifacts map: usually the only one. A tool call's set and
+   * delete on the map of a long-lived task made it rehash into a new table every few calls, a
+   * table the next scavenge then copied. Set when a tool opens while it is free; the others open
+   * at the same time go to the map.
+   */
+  private soloOpen?: KeptTool;
   private readonly maxFinishedTools: number;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
@@ -344,7 +351,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * to date per frame instead, it cost two weighings of an event per frame.
    */
   private keptToolBytes(): number {
-    let bytes = 0;
+    let bytes = this.soloOpen?.weight(this.toolEventHead) ?? 0;
     for (const kept of this.artifacts.values()) if (kept instanceof KeptTool) bytes += kept.weight(this.toolEventHead);
     for (let pos = this.finishedHead; pos < this.finishedEnd; pos++) if (this.isFinished(pos)) bytes += this.finishedWeight(pos);
     return bytes;
@@ -506,7 +513,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     const timestamp = new Date().toISOString();
     const open: ToolCallArtifactData[] = [];
     // In the order they first came (a tool opened again keeps its first place), as the snapshot lists them.
-    const kept = [...this.artifacts.values()].filter((a): a is KeptTool => a instanceof KeptTool).sort((a, b) => a.first - b.first);
+    const kept = [...this.artifacts.values()].filter((a): a is KeptTool => a instanceof KeptTool);
+    if (this.soloOpen) kept.push(this.soloOpen);
+    kept.sort((a, b) => a.first - b.first);
     for (const tool of kept) open.push(tool.frame());
     for (const { toolCallId, name } of open) this.toolFrame({ toolCallId, name, phase: 'failed', error, timestamp });
   }
@@ -560,8 +569,10 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** A tool's kept state: open (its KeptTool), finished (its entry's position) or none. */
   private toolOf(id: string): KeptTool | number | undefined {
-    // The map's string keys are the open tools'.
-    const open = this.openCount > 0 ? (this.artifacts.get(id) as KeptTool | undefined) : undefined;
+    const solo = this.soloOpen;
+    if (solo !== undefined && solo.id === id) return solo;
+    // The map's string keys are the other open tools'.
+    const open = this.openCount > (solo === undefined ? 0 : 1) ? (this.artifacts.get(id) as KeptTool | undefined) : undefined;
     if (open !== undefined) return open;
     const pos = this.finishedCount > 0 ? this.findFinished(id) : -1;
     return pos < 0 ? undefined : pos;
@@ -576,7 +587,8 @@ export class TaskRecord implements TaskView, TaskWriter {
       this.finishedCount -= 1;
     }
     this.openCount += 1;
-    this.artifacts.set(id, kept);
+    if (this.soloOpen === undefined) this.soloOpen = kept;
+    else this.artifacts.set(id, kept);
     return kept;
   }
 
@@ -588,7 +600,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number, first: number): void {
     if (found instanceof KeptTool) {
       this.openCount -= 1;
-      this.artifacts.delete(id);
+      if (found === this.soloOpen) this.soloOpen = undefined;
+      else this.artifacts.delete(id);
     }
     const pos = this.pushFinished(id, json, bits, first);
     if (typeof found === 'number') {
@@ -729,11 +742,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /**
-   * The artifacts in the order they first came: the answer's and open tools' (kept in the map)
-   * and the finished tools' merged by their places (a snapshot's, not a frame's, work).
+   * The artifacts in the order they first came: the answer's and open tools' (kept in the map
+   * and soloOpen) and the finished tools' merged by their places (a snapshot's, not a frame's, work).
    */
   private inOrder(): (Artifact | KeptTool | number)[] {
     const placed: { first: number; artifact: Artifact | KeptTool | number }[] = [];
+    if (this.soloOpen) placed.push({ first: this.soloOpen.first, artifact: this.soloOpen });
     for (const [key, artifact] of this.artifacts) {
       const first = artifact instanceof KeptTool ? artifact.first : key === ANSWER_KEY ? this.answerFirst : (this.restoredFirst?.get(key as symbol) ?? 0);
       placed.push({ first, artifact });
@@ -879,6 +893,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.settledArtifacts = tools ? order : undefined;
     this.settledToolBytes = this.keptToolBytes();
     this.artifacts = NO_ARTIFACTS;
+    this.soloOpen = undefined;
     this.finished = undefined;
     this.finishedIndex = undefined;
     // Only complete() adds to the history: the answer's message.
