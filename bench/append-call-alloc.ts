@@ -41,6 +41,8 @@ function post<T>(session: Session, method: string, params: object = {}): Promise
 
 async function main(): Promise<void> {
   const server = await startRedis();
+  // A failed run stops its redis-server too (it would outlive this process).
+  process.once('uncaughtException', (err) => void server.stop().finally(() => { console.error(err); process.exit(1); }));
   const redis = new Redis(server.url);
   const script = new ShaScript(redis, APPEND_SCRIPT, 3);
   const keys = ['toolstream:task:t', 'toolstream:events:t', 'toolstream:owner:o'].map((key) => Buffer.from(key));
