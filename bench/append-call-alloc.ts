@@ -24,16 +24,12 @@ import { RedisTaskAppender } from '../src/a2a/store/redis-task-appender';
 import { RedisTurnWrites } from '../src/a2a/store/redis-turn-writes';
 import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
 import { ShaScript } from '../src/a2a/store/redis-scripts';
+import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { startRedis } from '../test/support/redis-server';
 
 const [calls = 20_000, perCall = 1, runs = 3] = process.argv.slice(2).filter((arg) => !arg.startsWith('--')).map(Number);
 const throughAppender = process.argv.includes('--appender');
 
-interface AllocationNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: AllocationNode[];
-}
 
 function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
   return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
@@ -66,21 +62,9 @@ async function main(): Promise<void> {
     await post(session, 'HeapProfiler.startSampling', { samplingInterval: 64, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     for (let i = 0; i < calls; i++) await once();
     const { profile } = await post<{ profile: { head: AllocationNode } }>(session, 'HeapProfiler.stopSampling');
-    const bySite = new Map<string, number>();
-    let total = 0;
-    const walk = (node: AllocationNode): void => {
-      total += node.selfSize;
-      if (node.selfSize > 0) {
-        const { functionName, url, lineNumber } = node.callFrame;
-        const site = `${functionName || '(anonymous)'} ${url.slice(url.lastIndexOf('/') + 1)}:${lineNumber + 1}`;
-        bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-      }
-      for (const child of node.children) walk(child);
-    };
-    walk(profile.head);
+    const { total, top } = allocationSites(profile.head);
     const stats = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info('commandstats'));
     const usec = stats ? Number(stats[2]) / Number(stats[1]) : NaN;
-    const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 8);
     console.log(
       `run ${run}: ${(total / calls).toFixed(0)} B per call (${top.map(([site, bytes]) => `${site} ${(bytes / calls).toFixed(0)}`).join(', ')}); evalsha ${usec.toFixed(1)} µs per call; load ${loadavg()[0].toFixed(1)}`,
     );

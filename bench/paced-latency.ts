@@ -30,13 +30,14 @@
  * `--warm-before` runs the pool's warm-up again right before each repetition (untimed), as the
  * side and redis sections do before each paced run.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 import type { Target } from './lib/ipc';
 import { compileChildren } from './lib/compile-children';
 import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
 import { BenchRedis } from './lib/redis';
 import { runRecord, ServerPool } from './lib/server-pool';
@@ -52,27 +53,9 @@ async function commandTimes(client: Redis): Promise<[string, number][]> {
   return times.sort((a, b) => b[1] - a[1]);
 }
 
-interface AllocationNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: AllocationNode[];
-}
-
 /** Bytes allocated per frame in all, and by the functions that allocated most (their own allocations). */
 function allocationSummary(file: string, frames: number, what = 'allocated'): string {
-  const bySite = new Map<string, number>();
-  let total = 0;
-  const walk = (node: AllocationNode): void => {
-    total += node.selfSize;
-    if (node.selfSize > 0) {
-      const { functionName, url, lineNumber } = node.callFrame;
-      const site = `${functionName || '(anonymous)'} ${url.slice(url.lastIndexOf('/') + 1)}:${lineNumber + 1}`;
-      bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-    }
-    for (const child of node.children) walk(child);
-  };
-  walk((JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head);
-  const top = [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  const { total, top } = allocationSites((JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head);
   return `${what} ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
 }
 
@@ -83,6 +66,8 @@ function option(name: string): string | undefined {
 async function main(): Promise<void> {
   const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
   const allocationDir = option('alloc-profile');
+  // The server writes its profiles there: a directory that does not exist yet is made, not a run lost to ENOENT.
+  if (allocationDir) mkdirSync(allocationDir, { recursive: true });
   const idleBeforeS = Number(option('idle-before') ?? 0);
   const warmBefore = process.argv.includes('--warm-before');
   const survivorsOnly = process.argv.includes('--alloc-profile-survivors');
