@@ -223,8 +223,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   private onSettled?: (() => void)[];
   /** A compacted settled task's kept tools' weights (see KeptTool) as they were summed when it was compacted. */
   private settledToolBytes = 0;
-  /** The kept tool of the latest tool frame, while that frame left it open (a tool's end frame usually follows its start). */
-  private lastOpen?: KeptTool;
   /** The start of every tool frame event's JSON, up to its tool call id (the task's ids in it; see toolFrameHead). */
   private toolEventHead?: string;
 
@@ -320,10 +318,9 @@ export class TaskRecord implements TaskView, TaskWriter {
   toolFrame(frame: ToolCallArtifactData): void {
     if (this.isTerminal) return;
     const id = frame.toolCallId;
-    // A tool's frames usually come one after the other (started, then its end): the open tool of
-    // the latest frame is asked before the map, one hash lookup fewer per tool call.
-    const last = this.lastOpen;
-    const found = last !== undefined && last.id === id ? last : this.toolOf(id);
+    // A tool's frames usually come one after the other (started, then its end): toolOf asks the
+    // one open tool outside the map (soloOpen) first, with no hash lookup.
+    const found = this.toolOf(id);
     // The event's id part is the tool call id's text in the artifact id's JSON: for most ids the
     // id itself, which the task holds anyway (no string made or kept per tool call).
     const idPart = found === undefined ? toolCallIdText(id) : typeof found === 'number' ? this.finishedIdPart(found) : found.idPart();
@@ -554,10 +551,8 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (open) {
       const kept = found instanceof KeptTool ? found : this.openTool(id, found, first);
       kept.latest(event);
-      this.lastOpen = kept;
       return;
     }
-    this.lastOpen = undefined;
     this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
   }
 
@@ -933,8 +928,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   private settle(): void {
-    // No frame comes after the end: a kept task holds its tools only as its artifacts do.
-    this.lastOpen = undefined;
     if (this.keptWhenSettled) {
       this.compactSettled();
       this.log.fit();
