@@ -14,34 +14,20 @@
  * with the spread (max / min).
  */
 import { loadavg } from 'node:os';
-import { compileChildren } from './lib/compile-children';
-import { benchConfig } from './lib/config';
 import type { Target } from './lib/ipc';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-import type { Scenario } from './lib/scenario';
-import { ServerPool } from './lib/server-pool';
-import { describeWarmUp, warmUpEmptyTasks } from './sections/empty-task';
-
-const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
+import { warmUpEmptyTaskServers } from './lib/warm-up-empty-task-servers';
+import { withServerPool } from './lib/with-server-pool';
+import { emptyRun } from './sections/empty-task';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const option = (name: string, fallback: string): string => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
   const [rounds = 12, tasks = 1200, pieces = 12] = args.filter((a) => !a.startsWith('--')).map(Number);
   const [a, b] = option('targets', 'toolstream,limit').split(',') as Target[];
-  useCompiledChildren(compileChildren());
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
-  /** Server CPU µs of `n` empty tasks on `target`. */
-  const cpu = async (target: Target, n: number): Promise<number> => {
-    const run = await pool.run(target, n, EMPTY, 120_000, 1);
-    if (run.result.completed !== n) throw new Error(`${target}: ${n - run.result.completed} tasks did not complete`);
-    return run.serverCpuUs;
-  };
-  try {
-    await pool.prepare([a, b]);
-    const warm = await warmUpEmptyTasks(benchConfig(false), pool, [a, b]);
-    for (const t of [a, b]) console.log(`warm-up ${describeWarmUp(t, warm[t] as NonNullable<(typeof warm)[Target]>)}`);
+  await withServerPool([a, b], {}, async (pool) => {
+    /** Server CPU µs of `n` empty tasks on `target`. */
+    const cpu = async (target: Target, n: number): Promise<number> => (await emptyRun(pool, target, n)).run.serverCpuUs;
+    await warmUpEmptyTaskServers(pool, [a, b]);
     const ratios = { coarse: [] as number[], fine: [] as number[] };
     for (let r = 0; r < rounds; r++) {
       const way = r % 2 === 0 ? 'coarse' : 'fine';
@@ -73,10 +59,7 @@ async function main(): Promise<void> {
       const s = [...v].sort((x, y) => x - y);
       console.log(`${way}: ${a} / ${b} ${s[0].toFixed(2)} / ${s[s.length >> 1].toFixed(2)} / ${s[s.length - 1].toFixed(2)} (min / median / max), max / min ${(s[s.length - 1] / s[0]).toFixed(2)}, ${s.length} rounds`);
     }
-  } finally {
-    await pool.stopAll();
-    await load.stop();
-  }
+  });
 }
 
 main().then(

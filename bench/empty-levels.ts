@@ -26,18 +26,11 @@
  * fast one, docs/performance.md, "How the empty task is measured", twenty-first round).
  */
 import { readFileSync, readdirSync, writeSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import type { Server } from 'node:http';
 import { loadavg } from 'node:os';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { watchGcPauses } from './lib/gc-pauses';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-
-async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
-  if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
-  if (target === 'floor') return (await import('./servers/floor-server')).createFloorServer();
-  return (await import('./servers/toolstream-server')).createToolstreamServer();
-}
+import { startInProcessServer } from './lib/in-process-server';
+import { pinToCpus } from './lib/pin-to-cpus';
 
 /** This process's threads: CPU in clock ticks (main thread apart) and ns waited for a CPU. */
 function threads(): { main: number; others: number; waitNs: number } {
@@ -62,13 +55,6 @@ function threads(): { main: number; others: number; waitNs: number } {
 function space(name: string): { size: number; used: number } {
   const s = getHeapSpaceStatistics().find((x) => x.space_name === name);
   return { size: s?.space_size ?? NaN, used: s?.space_used_size ?? NaN };
-}
-
-/** Pins every thread of `pid` to `cpus` (a taskset list, e.g. "0" or "0,1"). */
-function pin(pid: number | undefined, cpus: string): void {
-  if (pid === undefined) throw new Error('no pid to pin');
-  const done = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { encoding: 'utf8' });
-  if (done.status !== 0) throw new Error(`taskset failed: ${done.stderr}`);
 }
 
 /** Where window `w` (from 1) runs the two processes: [this process's CPUs, the load generator's]. */
@@ -120,30 +106,21 @@ async function main(): Promise<void> {
   const target = option('target') ?? 'toolstream';
   const idleMs = Number(option('idle') ?? 0);
   const modes = option('pin')?.split(',');
-  if (__filename.endsWith('.js')) useCompiledChildren(__dirname);
-  const { server, rpcPath } = await serve(target);
-  server.keepAliveTimeout = 0;
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${rpcPath}`;
-  const load = await LoadProcess.start();
-  const scenario = { toolCalls: 0, intervalMs: 0, idle: false };
-  const run = async (n: number): Promise<void> => {
-    const result = await load.run({ url, streams: n, maxOpen: 1, scenario, timeLimitMs: 3_000_000 });
-    if (result.completed !== n) throw new Error(`${n - result.completed} tasks did not complete: ${result.errors.slice(0, 3).join('; ')}`);
-  };
+  const server = await startInProcessServer(target);
+  const load = server.load;
   try {
     if (modes) {
-      pin(process.pid, '0,1');
-      pin(load.pid, '0,1');
+      pinToCpus(process.pid, '0,1');
+      pinToCpus(load.pid, '0,1');
     }
-    await run(Number(option('warm') ?? 12_000));
+    await server.emptyTasks(Number(option('warm') ?? 12_000));
     say(`${target}: warm, ${windows} windows of ${tasks} tasks, idle ${idleMs} ms between`);
     for (let w = 1; w <= windows; w++) {
       if (idleMs > 0) await new Promise((resolve) => setTimeout(resolve, idleMs));
       const where = modes === undefined ? undefined : placement(modes, w);
       if (where) {
-        pin(process.pid, where.server);
-        pin(load.pid, where.load);
+        pinToCpus(process.pid, where.server);
+        pinToCpus(load.pid, where.load);
       }
       const probeBefore = speedProbe();
       say(`window ${w} begins`);
@@ -151,7 +128,7 @@ async function main(): Promise<void> {
       const t0 = threads();
       const r0 = process.resourceUsage();
       const from = monotonicMs();
-      await run(tasks);
+      await server.emptyTasks(tasks);
       const to = monotonicMs();
       const r1 = process.resourceUsage();
       const t1 = threads();
@@ -173,8 +150,7 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await load.stop();
-    server.close();
+    await server.stop();
   }
 }
 

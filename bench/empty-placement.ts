@@ -16,26 +16,14 @@
  * the first target to the second. One stream of empty tasks is a ping-pong of two processes; on
  * one CPU they take turns on its caches, on two each wakes the other across CPUs.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { compileChildren } from './lib/compile-children';
-import { benchConfig } from './lib/config';
 import type { Target } from './lib/ipc';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
+import { pinToCpus } from './lib/pin-to-cpus';
 import { countsPer, threadCpu } from './lib/proc-counts';
-import type { Scenario } from './lib/scenario';
-import { ServerPool } from './lib/server-pool';
-import { warmUpEmptyTasks, describeWarmUp } from './sections/empty-task';
-
-const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
-
-/** Pins every thread of `pid` to `cpus` (a taskset list: "0", "0,1"). */
-function pin(pid: number | undefined, cpus: string): void {
-  if (pid === undefined) throw new Error('no pid to pin');
-  const done = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { encoding: 'utf8' });
-  if (done.status !== 0) throw new Error(`taskset failed: ${done.stderr}`);
-}
+import { warmUpEmptyTaskServers } from './lib/warm-up-empty-task-servers';
+import { withServerPool } from './lib/with-server-pool';
+import { emptyRun } from './sections/empty-task';
 
 /** The CPU a process's main thread last ran on (/proc/<pid>/stat, field 39). */
 function lastCpu(pid: number): number | undefined {
@@ -70,16 +58,11 @@ async function main(): Promise<void> {
   const [rounds = 12, tasks = 1200] = args.filter((a) => !a.startsWith('--')).map(Number);
   const modes = option('pin', 'same,apart').split(',');
   const targets = option('targets', 'toolstream,limit').split(',') as Target[];
-  useCompiledChildren(compileChildren());
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
-  try {
-    await pool.prepare(targets);
-    const warm = await warmUpEmptyTasks(benchConfig(false), pool, targets);
-    for (const target of targets) console.log(`warm-up ${describeWarmUp(target, warm[target] as NonNullable<(typeof warm)[Target]>)}`);
+  await withServerPool(targets, {}, async (pool) => {
+    await warmUpEmptyTaskServers(pool, targets);
     const pids = new Map<Target, number>();
     for (const target of targets) pids.set(target, (await pool.server(target)).pid as number);
-    const loadPid = load.pid as number;
+    const loadPid = pool.load.pid as number;
     const byMode = new Map<string, Map<Target, number[]>>();
     const ratios = new Map<string, number[]>();
     for (let r = 0; r < rounds; r++) {
@@ -90,19 +73,17 @@ async function main(): Promise<void> {
       for (const target of order) {
         const pid = pids.get(target) as number;
         if (mode === 'none') {
-          pin(pid, '0,1');
-          pin(loadPid, '0,1');
+          pinToCpus(pid, '0,1');
+          pinToCpus(loadPid, '0,1');
         } else {
-          pin(pid, String(k));
-          pin(loadPid, String(mode === 'same' ? k : 1 - k));
+          pinToCpus(pid, String(k));
+          pinToCpus(loadPid, String(mode === 'same' ? k : 1 - k));
         }
         const threads = threadCpu(pid);
         const stopSampling = sampleSameCpu(pid, loadPid);
-        const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
+        const { run, cpuPerTaskUs: us } = await emptyRun(pool, target, tasks);
         const sameCpu = stopSampling();
         const after = threadCpu(pid);
-        if (run.result.completed !== tasks) throw new Error(`${target}: ${tasks - run.result.completed} tasks did not complete`);
-        const us = run.serverCpuUs / tasks;
         perTask.set(target, us);
         const c = run.counts;
         const sw = c ? countsPer(c.server.before, c.server.after, tasks) : undefined;
@@ -130,11 +111,7 @@ async function main(): Promise<void> {
         `${mode}: ${[...seen].map(([t, v]) => `${t} ${spread(v, 0)} µs`).join(', ')}; ${targets[0]} / ${targets[1]} ${spread(ratios.get(mode) ?? [], 2)} (min / median / max)`,
       );
     }
-  } finally {
-    // Every thread back on both CPUs before the processes stop.
-    await pool.stopAll();
-    await load.stop();
-  }
+  });
 }
 
 main().then(

@@ -24,52 +24,37 @@
  * `bench/perf-split.ts FILE <tasks>` says where the CPU went.
  */
 import { writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
 import { watchGcPauses } from './lib/gc-pauses';
+import { startInProcessServer } from './lib/in-process-server';
 import { startPerfRecordOption } from './lib/perf-record';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-
-async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
-  if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
-  if (target === 'floor') return (await import('./servers/floor-server')).createFloorServer();
-  return (await import('./servers/toolstream-server')).createToolstreamServer();
-}
 
 async function main(): Promise<void> {
   const tasks = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5_000);
   const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const target = option('target') ?? 'toolstream';
   const profile = await profiler(option('cpu-prof'), option('heap-sample') ?? option('heap-sample-all'), option('heap-sample-all') !== undefined);
-  if (__filename.endsWith('.js')) useCompiledChildren(__dirname);
-  const { server, rpcPath } = await serve(target);
-  server.keepAliveTimeout = 0;
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}${rpcPath}`;
-  const load = await LoadProcess.start();
-  const scenario = { toolCalls: 0, intervalMs: 0, idle: false };
+  const server = await startInProcessServer(target);
   try {
     // Warm-up past the in-memory store's 10,000 retained tasks, so the measured tasks evict as many;
     // the same for every server, as in the empty-task section (CPU per task falls for thousands).
-    await load.run({ url, streams: Number(option('warm') ?? 12_000), maxOpen: 1, scenario, timeLimitMs: 3_000_000 });
+    await server.emptyTasks(Number(option('warm') ?? 12_000));
     // A mark for reading --trace-gc-nvp's lines of the measured tasks only.
     console.log(`${target}: warm, measuring ${tasks} tasks`);
     await profile?.start();
     const perf = await startPerfRecordOption(option('perf'));
     const gcWatch = watchGcPauses();
     const cpu = process.cpuUsage();
-    const result = await load.run({ url, streams: tasks, maxOpen: 1, scenario, timeLimitMs: 3_000_000 });
+    await server.emptyTasks(tasks);
     const used = process.cpuUsage(cpu);
     await perf?.stop();
     await profile?.stop();
     const pauses = await gcWatch.stop(100);
-    if (result.completed !== tasks) throw new Error(`${tasks - result.completed} tasks did not complete: ${result.errors.slice(0, 3).join('; ')}`);
     const gc = [...pauses].map(([kind, { count, ms }]) => `${kind} ${count}× ${((ms * 1000) / tasks).toFixed(1)} µs/task`).join(', ');
     console.log(`${target}: ${((used.user + used.system) / tasks).toFixed(0)} µs of CPU per empty task (user ${(used.user / tasks).toFixed(0)}, system ${(used.system / tasks).toFixed(0)}); GC pauses ${gc}; load average ${loadavg()[0].toFixed(1)}`);
   } finally {
-    await load.stop();
-    server.close();
+    await server.stop();
   }
 }
 

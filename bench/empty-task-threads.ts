@@ -11,31 +11,21 @@
  * 10 ms ticks, so take at least a few hundred tasks per repetition.
  */
 import { loadavg } from 'node:os';
-import { compileChildren } from './lib/compile-children';
-import { benchConfig } from './lib/config';
-import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-import { threadCpu } from './lib/proc-counts';
-import { ServerPool } from './lib/server-pool';
-import type { Scenario } from './lib/scenario';
 import type { Target } from './lib/ipc';
-
-const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
-
+import { threadCpu } from './lib/proc-counts';
+import { EMPTY_TASK } from './lib/scenario';
+import { warmUpEmptyTaskServers } from './lib/warm-up-empty-task-servers';
+import { withServerPool } from './lib/with-server-pool';
 
 async function main(): Promise<void> {
   const [reps = 3, tasks = 300] = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);
   const prewarm = Number(process.argv.find((a) => a.startsWith('--prewarm='))?.slice('--prewarm='.length) ?? 0);
-  const config = benchConfig(false);
-  useCompiledChildren(compileChildren());
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load);
   const targets: Target[] = ['toolstream', 'limit'];
-  try {
-    await pool.prepare(targets);
+  await withServerPool(targets, {}, async (pool) => {
+    // One server after the other (the prewarm, then the section's warm-up), not in turns.
     for (const target of targets) {
-      if (prewarm > 0) await pool.run(target, prewarm, EMPTY, 300_000, 1);
-      console.log(`warm-up ${describeWarmUp(target, await warmUpEmptyTask(config, pool, target))}`);
+      if (prewarm > 0) await pool.run(target, prewarm, EMPTY_TASK, 300_000, 1);
+      await warmUpEmptyTaskServers(pool, [target]);
     }
     for (let rep = 0; rep < reps; rep++) {
       const row: string[] = [];
@@ -43,7 +33,7 @@ async function main(): Promise<void> {
       for (const target of targets) {
         const pid = (await pool.server(target)).pid as number;
         const before = threadCpu(pid);
-        const run = await pool.run(target, tasks, EMPTY, 120_000, 1);
+        const run = await pool.run(target, tasks, EMPTY_TASK, 120_000, 1);
         const after = threadCpu(pid);
         total.push(run.serverCpuUs / tasks);
         row.push(
@@ -52,10 +42,7 @@ async function main(): Promise<void> {
       }
       console.log(`rep ${rep}: ${row.join('; ')}; ratio ${(total[0] / total[1]).toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`);
     }
-  } finally {
-    await pool.stopAll();
-    await load.stop();
-  }
+  });
 }
 
 main().then(

@@ -15,17 +15,12 @@
  * it grows than right after one (docs/performance.md, "How the empty task is measured").
  */
 import { loadavg } from 'node:os';
-import { compileChildren } from './lib/compile-children';
-import { benchConfig } from './lib/config';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
 import { countsPer, minorFaults, threadCpu } from './lib/proc-counts';
-import { ServerPool, type MeasuredRun } from './lib/server-pool';
-import type { Scenario } from './lib/scenario';
+import type { MeasuredRun } from './lib/server-pool';
+import { FRAMES_PER_TOOL_CALL, type Scenario } from './lib/scenario';
 import type { Target } from './lib/ipc';
-import { describeWarmUp, warmUpEmptyTask } from './sections/empty-task';
-import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
-
-
+import { warmUpEmptyTaskServers } from './lib/warm-up-empty-task-servers';
+import { withServerPool } from './lib/with-server-pool';
 
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
@@ -48,7 +43,6 @@ function busy(run: MeasuredRun, units: number): string {
   );
 }
 
-
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const option = (name: string, fallback: string): string => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -61,14 +55,10 @@ async function main(): Promise<void> {
   // What a figure is per: a task for empty tasks, a frame otherwise.
   const units = toolCalls === 0 ? streams : streams * toolCalls * FRAMES_PER_TOOL_CALL;
   const unit = toolCalls === 0 ? 'task' : 'frame';
-  useCompiledChildren(compileChildren());
-  const load = await LoadProcess.start();
   // More node flags for the server, comma-separated (e.g. --server-flags=--no-allocation-site-pretenuring).
   const serverFlags = option('server-flags', '').split(',').filter(Boolean);
-  const pool = new ServerPool(load, undefined, serverFlags);
-  try {
-    await pool.prepare([target]);
-    if (!args.includes('--no-warm-up')) console.log(`warm-up ${describeWarmUp(target, await warmUpEmptyTask(benchConfig(false), pool, target))}`);
+  await withServerPool([target], { serverFlags }, async (pool) => {
+    if (!args.includes('--no-warm-up')) await warmUpEmptyTaskServers(pool, [target]);
     const server = await pool.server(target);
     const pid = server.pid as number;
     let previous: { old: number; large: number } | undefined;
@@ -97,10 +87,7 @@ async function main(): Promise<void> {
           `${Math.round(run.result.frames / (run.result.elapsedMs / 1000))} frames/s, ${busy(run, units)}, load ${loadavg()[0].toFixed(1)}`,
       );
     }
-  } finally {
-    await pool.stopAll();
-    await load.stop();
-  }
+  });
 }
 
 main().then(

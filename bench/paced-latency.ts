@@ -33,24 +33,16 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { Target } from './lib/ipc';
-import { compileChildren } from './lib/compile-children';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
 import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
-import { BenchRedis } from './lib/redis';
-import { runRecord, ServerPool } from './lib/server-pool';
+import { commandTimes } from './lib/redis-command-times';
+import { runRecord } from './lib/server-pool';
+import { withRedisServerPool } from './lib/with-redis-server-pool';
 
 async function readsProcessed(client: Redis): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? NaN);
-}
-
-/** µs Redis spent per command since the last CONFIG RESETSTAT, by command, most first. */
-async function commandTimes(client: Redis): Promise<[string, number][]> {
-  const times: [string, number][] = [];
-  for (const [, name, usec] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) times.push([name, Number(usec)]);
-  return times.sort((a, b) => b[1] - a[1]);
 }
 
 /** Bytes allocated per frame in all, and by the functions that allocated most (their own allocations). */
@@ -77,15 +69,7 @@ async function main(): Promise<void> {
   const targets = (args[2] ?? 'toolstream-redis').split(',') as Target[];
   const [prefillTasks, prefillCalls] = (args[3] ?? '0x0').split('x').map(Number);
   // The servers and the load run as compiled JavaScript, as in `npm run bench`.
-  useCompiledChildren(compileChildren());
-  const redis = await BenchRedis.start();
-  if (!redis) throw new Error('redis-server is not installed');
-  process.env.BENCH_REDIS_URL = redis.url;
-  const client = new Redis(redis.url);
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load, redis, serverFlags);
-  try {
-    await pool.prepare(targets);
+  await withRedisServerPool(targets, serverFlags, async ({ pool, client }) => {
     if (prefillTasks > 0) {
       for (const target of targets) await pool.run(target, prefillTasks, { toolCalls: prefillCalls, intervalMs: 0, idle: false }, 600_000, 10);
       console.log(`prefilled: ${prefillTasks} tasks of ${prefillCalls} calls on each target; Redis used_memory ${/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]} bytes`);
@@ -115,12 +99,7 @@ async function main(): Promise<void> {
         );
       }
     }
-  } finally {
-    client.disconnect();
-    await pool.stopAll();
-    await load.stop();
-    await redis.stop();
-  }
+  });
 }
 
 main().then(

@@ -10,12 +10,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { Target } from './lib/ipc';
-import { compileChildren } from './lib/compile-children';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-import { BenchRedis } from './lib/redis';
-import { runRecord, ServerPool } from './lib/server-pool';
+import { runRecord } from './lib/server-pool';
+import { withRedisServerPool } from './lib/with-redis-server-pool';
 
 /** Redis's own CPU so far (user + system), in µs. */
 async function redisCpuUs(client: Redis): Promise<number> {
@@ -49,19 +47,11 @@ async function main(): Promise<void> {
   const toolCalls = Number(process.argv[3] ?? 1_000);
   const tasks = Number(process.argv[4] ?? 5);
   const targets = (process.argv[5] ?? 'toolstream,toolstream-redis').split(',') as Target[];
-  useCompiledChildren(compileChildren());
-  const redis = await BenchRedis.start();
-  if (!redis) throw new Error('redis-server is not installed');
-  process.env.BENCH_REDIS_URL = redis.url;
-  const client = new Redis(redis.url);
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load, redis);
   const fps: Record<string, number[]> = {};
   const cpu: Record<string, number[]> = {};
   const redisCpu: number[] = [];
   const ratios: number[] = [];
-  try {
-    await pool.prepare(targets);
+  await withRedisServerPool(targets, [], async ({ pool, client }) => {
     for (let rep = 0; rep < reps; rep++) {
       const row: Partial<Record<Target, number>> = {};
       for (const target of targets) {
@@ -90,12 +80,7 @@ async function main(): Promise<void> {
     for (const target of targets) console.log(`${target}: frames/s ${mmm(fps[target], 0)}; server µs/frame ${mmm(cpu[target], 1)} (min / median / max)`);
     if (redisCpu.length) console.log(`Redis's own µs/frame ${mmm(redisCpu, 1)}`);
     if (ratios.length) console.log(`Redis/in-memory frames/s ${mmm(ratios, 2)}; per rep ${ratios.map((x) => x.toFixed(2)).join(', ')}; load now ${loadavg()[0].toFixed(1)}`);
-  } finally {
-    client.disconnect();
-    await pool.stopAll();
-    await load.stop();
-    await redis.stop();
-  }
+  });
 }
 
 main().then(

@@ -27,13 +27,12 @@
  * do not.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import Redis from 'ioredis';
-import { compileChildren } from './lib/compile-children';
+import type Redis from 'ioredis';
 import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
-import { LoadProcess, useCompiledChildren } from './lib/processes';
-import { BenchRedis } from './lib/redis';
+import { commandTimes } from './lib/redis-command-times';
 import { FRAMES_PER_TOOL_CALL } from './lib/scenario';
-import { runRecord, ServerPool } from './lib/server-pool';
+import { runRecord } from './lib/server-pool';
+import { withRedisServerPool } from './lib/with-redis-server-pool';
 
 type Variant = 'used' | 'fresh-server' | 'fresh';
 
@@ -75,24 +74,10 @@ async function redisState(client: Redis): Promise<{ usedMiB: number; keys: numbe
   };
 }
 
-/** µs per command since the last CONFIG RESETSTAT, most first. */
-async function commandTimes(client: Redis): Promise<[string, number][]> {
-  const times: [string, number][] = [];
-  for (const [, name, usec] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=\d+,usec=(\d+)/gm)) times.push([name, Number(usec)]);
-  return times.sort((a, b) => b[1] - a[1]);
-}
-
 async function variant(name: Variant, reps: number, idleAfterCurvesS: number, idleBetweenS: number, serverFlags: string[], warmUntilFull: boolean, warm: Warm): Promise<void> {
-  const redis = await BenchRedis.start();
-  if (!redis) throw new Error('redis-server is not installed');
-  process.env.BENCH_REDIS_URL = redis.url;
-  const client = new Redis(redis.url);
-  const load = await LoadProcess.start();
-  const pool = new ServerPool(load, redis, serverFlags);
   const target = 'toolstream-redis';
-  try {
+  await withRedisServerPool([target], serverFlags, async ({ pool, client }) => {
     await client.config('SET', 'latency-monitor-threshold', '5');
-    await pool.prepare([target]);
     if (name !== 'fresh') {
       const t0 = Date.now();
       for (let rep = 0; rep < CURVE_REPS; rep++) {
@@ -145,12 +130,7 @@ async function variant(name: Variant, reps: number, idleAfterCurvesS: number, id
             .join(', ')}; load ${r.loadAverage.toFixed(1)}`,
       );
     }
-  } finally {
-    client.disconnect();
-    await pool.stopAll();
-    await load.stop();
-    await redis.stop();
-  }
+  });
 }
 
 async function main(): Promise<void> {
@@ -158,7 +138,6 @@ async function main(): Promise<void> {
   const variants = (args[0] ?? 'used,fresh').split(',') as Variant[];
   const reps = Number(args[1] ?? 3);
   const serverFlags = (option('server-flags') ?? '').split(',').filter(Boolean);
-  useCompiledChildren(compileChildren());
   for (const v of variants) await variant(v, reps, Number(option('idle-after-curves') ?? 0), Number(option('idle-between') ?? 0), serverFlags, process.argv.includes('--warm-until-full'), warmOf(option('warm')));
 }
 

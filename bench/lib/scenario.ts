@@ -20,6 +20,9 @@ export interface Scenario {
   idle: boolean;
 }
 
+/** A task with no tool call (the empty-task section's): the request, the task's status events, the stream's set-up and end. */
+export const EMPTY_TASK: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
+
 export const FRAMES_PER_TOOL_CALL = 2;
 /** Name of the field, in each frame's args / result, that carries the publish time. */
 export const PUBLISHED_AT_FIELD = 'publishedAtUs';

@@ -21,7 +21,7 @@ import type { BenchConfig } from '../lib/config';
 import { EMPTY_TASK_TARGETS, type Target } from '../lib/ipc';
 import type { MeasuredRun, RunRecord, ServerPool } from '../lib/server-pool';
 import { runRecord } from '../lib/server-pool';
-import type { Scenario } from '../lib/scenario';
+import { EMPTY_TASK } from '../lib/scenario';
 import { adjacentRatios, geometricMean, PAIRED, repetitionOrder } from '../lib/pairing';
 import { ratio, spread, trimmedMean, type Spread } from '../lib/stats';
 import { untilSteady, type Batch } from '../lib/steady';
@@ -54,11 +54,9 @@ export interface EmptyTaskResult {
   runs: RunRecord[];
 }
 
-const EMPTY: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
-
-/** A run of `tasks` empty tasks against one server; its CPU per task, µs. */
-async function emptyRun(pool: ServerPool, target: Target, tasks: number, watchGc = false): Promise<{ run: MeasuredRun; cpuPerTaskUs: number }> {
-  const run = await pool.run(target, tasks, EMPTY, 120_000, 1, { watchGc });
+/** A run of `tasks` empty tasks against one server, one at a time; its CPU per task, µs. */
+export async function emptyRun(pool: ServerPool, target: Target, tasks: number, watchGc = false): Promise<{ run: MeasuredRun; cpuPerTaskUs: number }> {
+  const run = await pool.run(target, tasks, EMPTY_TASK, 120_000, 1, { watchGc });
   if (run.result.completed !== tasks) throw new Error(`${target}: ${tasks - run.result.completed} empty tasks did not complete`);
   return { run, cpuPerTaskUs: run.serverCpuUs / tasks };
 }
@@ -158,7 +156,7 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks, true);
       majorGcs.get(target)?.push(run.gc?.others.length ?? NaN);
       otherThreads.get(target)?.push((run.serverOtherThreadsUs ?? NaN) / tasks);
-      const record = runRecord(run, rep, EMPTY);
+      const record = runRecord(run, rep, EMPTY_TASK);
       const mine = same.get(target) ?? [];
       if (PAIRED.includes(target)) record.pass = mine.length;
       runs.push(record);
