@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import type { MessageEvent } from '@nestjs/common';
 // Nest's own SSE writer, to prove the JSON-RPC stream frames events byte for byte as @Sse does.
@@ -286,5 +287,104 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       expect(called).toBe(false);
       expect(writer.ready()).toBe(true);
     });
+  });
+});
+
+/** A server whose every response is `respond`'s, with no Date header (so two responses' bytes compare). */
+async function serving(respond: (response: ServerResponse, request: IncomingMessage) => void): Promise<{ server: Server; port: number }> {
+  const server = createServer((request, response) => {
+    response.sendDate = false;
+    respond(response, request);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** The raw bytes of one response to a GET of `path`, head and chunked body as they came over the socket. */
+function rawResponse(port: number, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks)));
+    socket.on('error', reject);
+  });
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('ResponseWriter on an HTTP response', () => {
+  // Multi-byte characters (2, 3 and 4 bytes in UTF-8) make a chunk's length in bytes differ from its length in characters.
+  const turns = [['id: 1\ndata: {"a":1}\n\n'], ['id: 2\ndata: {"é":"ü"}\n\n', 'id: 3\ndata: "€😀"\n\n'], [': keep-alive\n\n'], ['x'.repeat(40_000), 'y'], ['id: 4\ndata: last\n\n']];
+  // What Node's `write` is given for the same turns: one write per turn, but a chunk past the buffer's size goes at once, alone.
+  const nodeWrites = [[turns[0].join('')], [turns[1].join('')], [turns[2].join('')], turns[3]];
+
+  it('sends the same bytes as Node\'s `write` per turn, the chunks after the head straight to the socket', async () => {
+    let writes = 0;
+    const { server, port } = await serving((response, request) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      void (async () => {
+        if (request.url === '/node') {
+          for (const writes of nodeWrites) {
+            for (const chunk of writes) response.write(chunk);
+            await turn();
+          }
+          response.end(turns[turns.length - 1].join(''));
+          return;
+        }
+        const write = response.write.bind(response);
+        response.write = ((chunk: string) => (writes++, write(chunk))) as typeof response.write;
+        const writer = new ResponseWriter(response);
+        for (const chunks of turns.slice(0, -1)) {
+          for (const chunk of chunks) writer.write(chunk);
+          await turn();
+        }
+        for (const chunk of turns[turns.length - 1]) writer.write(chunk);
+        writer.end();
+      })();
+    });
+    try {
+      const [node, written] = [await rawResponse(port, '/node'), await rawResponse(port, '/writer')];
+      expect(node.toString('latin1')).toContain('Transfer-Encoding: chunked');
+      expect(written.equals(node)).toBe(true);
+      // The first turn's write sends the head; the other turns go to the socket, the last with the end.
+      expect(writes).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('paces on the socket after a write straight to it: busy while the client does not read, ready once it drains', async () => {
+    let writer: ResponseWriter | undefined;
+    let full!: () => void;
+    const filled = new Promise<void>((resolve) => (full = resolve));
+    const { server, port } = await serving((response) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const w = (writer = new ResponseWriter(response));
+      w.write('head\n\n');
+      void (async () => {
+        await turn();
+        // Past the kernel's and the socket's buffers: the client is not reading yet.
+        while (w.ready()) {
+          w.write('z'.repeat(60_000));
+          await turn();
+        }
+        full();
+      })();
+    });
+    const socket = connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n'));
+    try {
+      socket.pause();
+      await filled;
+      expect((writer as ResponseWriter).ready()).toBe(false);
+      const ready = new Promise<void>((resolve) => (writer as ResponseWriter).whenReady(resolve));
+      socket.resume();
+      await ready;
+      expect((writer as ResponseWriter).ready()).toBe(true);
+    } finally {
+      socket.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

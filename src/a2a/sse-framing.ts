@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
@@ -80,6 +81,10 @@ export function formatSse(message: MessageEvent): string {
  * but each write costs its own chunk header, four socket writes and a Buffer.byteLength. The
  * chunks go out at once when they would fill the response's buffer (the pace is unchanged), and
  * before the response ends (`end`).
+ *
+ * Once the response's head has gone, a chunk goes to its socket as one string with its chunked
+ * framing (writesToSocket): the bytes Node's `write` would send, without its four socket writes
+ * and the `writev` of their pieces.
  */
 export class ResponseWriter implements StreamPace {
   private full = false;
@@ -139,7 +144,8 @@ export class ResponseWriter implements StreamPace {
    */
   private readonly flushTurn = (): void => {
     const socket = this.response.socket;
-    if (!socket || socket.writableCorked || this.pending === '') {
+    // A write straight to an uncorked socket leaves at once already.
+    if (!socket || socket.writableCorked || this.pending === '' || writesToSocket(this.response, socket)) {
       this.flush();
       return;
     }
@@ -155,10 +161,14 @@ export class ResponseWriter implements StreamPace {
     const chunk = this.pending;
     if (chunk === '') return;
     this.pending = '';
-    if (this.response.destroyed || this.response.writableEnded) return;
-    if (this.response.write(chunk) || this.full) return;
+    const response = this.response;
+    if (response.destroyed || response.writableEnded) return;
+    const socket = response.socket;
+    const direct = !!socket && writesToSocket(response, socket);
+    if ((direct ? socket.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`) : response.write(chunk)) || this.full) return;
     this.full = true;
-    this.response.once('drain', (this.drained ??= () => this.drain()));
+    // A direct write's response does not know its socket is full: the socket says when it drains.
+    (direct ? socket : response).once('drain', (this.drained ??= () => this.drain()));
   }
 
   private drain(): void {
@@ -167,6 +177,34 @@ export class ResponseWriter implements StreamPace {
     this.waiting = undefined;
     callback?.();
   }
+}
+
+/** The parts of Node's HTTP/1 response and socket (node:_http_outgoing) that writesToSocket reads. */
+interface NodeResponseState {
+  _headerSent?: unknown;
+  _hasBody?: unknown;
+  outputData?: { length: number };
+  strictContentLength?: unknown;
+}
+
+/**
+ * Whether Node's `response.write` would hand a chunk straight to the socket, chunked: the head
+ * has gone (with the first write), the body is chunked, nothing waits in the response's own
+ * buffer, and the socket is this response's and writable. Then `write` sends the chunk's length
+ * in hex, CRLF, the chunk and CRLF as four socket writes (corking the socket for a tick), which
+ * `flush` sends as one. Anything else, or a Node whose response lacks these fields, takes `write`.
+ */
+function writesToSocket(response: ServerResponse, socket: Socket): boolean {
+  const state = response as unknown as NodeResponseState;
+  return (
+    response.chunkedEncoding === true &&
+    state._headerSent === true &&
+    state._hasBody === true &&
+    state.strictContentLength === false &&
+    state.outputData?.length === 0 &&
+    (socket as unknown as { _httpMessage?: unknown })._httpMessage === response &&
+    socket.writable
+  );
 }
 
 /**
