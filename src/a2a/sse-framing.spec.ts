@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import type { MessageEvent } from '@nestjs/common';
 // Nest's own SSE writer, to prove the JSON-RPC stream frames events byte for byte as @Sse does.
@@ -332,13 +332,21 @@ describe('ResponseWriter on an HTTP response', () => {
           response.end(turns[turns.length - 1].join(''));
           return;
         }
-        const write = response.write.bind(response);
-        response.write = ((chunk: string) => (writes++, write(chunk))) as typeof response.write;
         const writer = new ResponseWriter(response);
-        for (const chunks of turns.slice(0, -1)) {
+        for (const chunk of turns[0]) writer.write(chunk);
+        await turn();
+        // Counted on the socket (a wrapped response.write would take Node's path, see below).
+        const socket = response.socket as Socket;
+        const socketWrite = socket.write;
+        socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+          writes++;
+          return socketWrite.apply(this, args);
+        } as Socket['write'];
+        for (const chunks of turns.slice(1, -1)) {
           for (const chunk of chunks) writer.write(chunk);
           await turn();
         }
+        socket.write = socketWrite;
         for (const chunk of turns[turns.length - 1]) writer.write(chunk);
         writer.end();
       })();
@@ -347,8 +355,33 @@ describe('ResponseWriter on an HTTP response', () => {
       const [node, written] = [await rawResponse(port, '/node'), await rawResponse(port, '/writer')];
       expect(node.toString('latin1')).toContain('Transfer-Encoding: chunked');
       expect(written.equals(node)).toBe(true);
-      // The first turn's write sends the head; the other turns go to the socket, the last with the end.
-      expect(writes).toBe(1);
+      // After the head, one socket write per chunk handed over (the 40,000-character chunk goes at
+      // once, alone): 4, where Node's write makes four per chunk (length, CRLF, chunk, CRLF).
+      expect(writes).toBe(4);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("passes every chunk through a response's own `write` when a host's middleware replaced it (compression)", async () => {
+    const seen: string[] = [];
+    const { server, port } = await serving((response) => {
+      response.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const write = response.write.bind(response) as (chunk: string) => boolean;
+      // As compression does: the instance's write, which must see the body to encode it.
+      response.write = ((chunk: string) => (seen.push(chunk), write(chunk))) as typeof response.write;
+      void (async () => {
+        const writer = new ResponseWriter(response);
+        for (const chunks of turns.slice(0, -1)) {
+          for (const chunk of chunks) writer.write(chunk);
+          await turn();
+        }
+        writer.end();
+      })();
+    });
+    try {
+      await rawResponse(port, '/');
+      expect(seen.join('')).toBe(turns.slice(0, -1).flat().join(''));
     } finally {
       server.close();
     }

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import { OutgoingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
@@ -179,6 +179,9 @@ export class ResponseWriter implements StreamPace {
   }
 }
 
+/** Node's own `write` of an HTTP/1 response, as every response inherits it unless something replaced it. */
+const nodeWrite = OutgoingMessage.prototype.write;
+
 /** The parts of Node's HTTP/1 response and socket (node:_http_outgoing) that writesToSocket reads. */
 interface NodeResponseState {
   _headerSent?: unknown;
@@ -193,10 +196,13 @@ interface NodeResponseState {
  * buffer, and the socket is this response's and writable. Then `write` sends the chunk's length
  * in hex, CRLF, the chunk and CRLF as four socket writes (corking the socket for a tick), which
  * `flush` sends as one. Anything else, or a Node whose response lacks these fields, takes `write`.
+ * So does a response whose `write` a host's middleware replaced (compression, byte counters): its
+ * chunks must pass through that `write`, or a gzip stream would get raw bytes.
  */
 function writesToSocket(response: ServerResponse, socket: Socket): boolean {
   const state = response as unknown as NodeResponseState;
   return (
+    response.write === nodeWrite &&
     response.chunkedEncoding === true &&
     state._headerSent === true &&
     state._hasBody === true &&
