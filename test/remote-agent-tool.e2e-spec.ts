@@ -198,12 +198,22 @@ describe('remoteAgentTool (e2e, a real A2A server and the SDK client)', () => {
       expect(delegatingEnd(run.events)).toMatchObject({ phase: 'completed' });
     });
 
-    it('a wrong key fails the call naming the agent, never the key', async () => {
-      const run = await parentRun({ name: 'researcher', url: secured.base, apiKey: 'wrong-key-0123456789-abcdef' });
+    it('a wrong key fails the call naming the agent, never the key, and lets go of the call at once', async () => {
+      // The signals the tool's requests carry: the message's is aborted once the tool is done with its stream.
+      const signals: AbortSignal[] = [];
+      const watching: typeof fetch = (input, init) => {
+        if (init?.signal) signals.push(init.signal);
+        return fetch(input, init);
+      };
+      const run = await parentRun({ name: 'researcher', url: secured.base, apiKey: 'wrong-key-0123456789-abcdef', fetch: watching });
       await run.done;
       const end = delegatingEnd(run.events);
       expect(end).toMatchObject({ phase: 'failed', error: expect.stringMatching(/^researcher answered an error: Invalid credentials/) });
       expect(JSON.stringify(run.events)).not.toContain('wrong-key-0123456789-abcdef');
+      // A refused stream brings no task id to cancel: the tool does not wait for one (it polled for
+      // cancelTimeoutMs, 5 s, holding the process open: Jest's "did not exit" after this file).
+      expect(signals.length).toBeGreaterThan(0);
+      await eventually(() => signals.every((s) => s.aborted), 1_000);
     });
   });
 });

@@ -202,6 +202,8 @@ class RemoteAgent {
   ): Promise<RemoteOutcome | undefined> {
     return new Promise((resolve, reject) => {
       let settled = false;
+      // While the stream is read, the task's id may still come (cancelRemote waits for it); once it has ended or broken, it will not.
+      let reading = true;
       const finish = (end: () => void): void => {
         if (settled) return;
         settled = true;
@@ -212,7 +214,7 @@ class RemoteAgent {
       const giveUp = (error: Error): void =>
         finish(() => {
           reject(error);
-          void this.cancelRemote(client, reader, stream, stop);
+          void this.cancelRemote(client, reader, stream, stop, () => reading);
         });
       const onAbort = (): void => giveUp(signal?.reason instanceof Error ? signal.reason : new Error('cancelled'));
       const timer = setTimeout(() => giveUp(new Error(`${this.name} did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
@@ -223,6 +225,7 @@ class RemoteAgent {
             reader.read(event);
             if (reader.result || settled) break;
           }
+          reading = false;
           if (reader.result || settled) {
             finish(() => resolve(reader.result));
             return;
@@ -230,6 +233,7 @@ class RemoteAgent {
           // The stream ended with the task unfinished: nobody follows it any more.
           giveUp(new Error(`${this.name}: the stream ended before its task finished`));
         } catch (err) {
+          reading = false;
           if (settled) return;
           this.connection = isNetworkError(err) ? undefined : this.connection;
           giveUp(new Error(this.streamFailure(err, reader)));
@@ -246,19 +250,22 @@ class RemoteAgent {
   }
 
   /**
-   * CancelTask on the remote task (once its id is known, waiting a bounded time for it), then
-   * the stream is closed. Never throws: the call has already ended.
+   * CancelTask on the remote task (once its id is known, waiting a bounded time for it while the
+   * stream may still bring it), then the stream is closed. Never throws: the call has already ended.
    */
   private async cancelRemote(
     client: Client,
     reader: RemoteTaskReader,
     stream: AsyncGenerator<StreamResponse, void, undefined>,
     stop: AbortController,
+    idMayCome: () => boolean,
   ): Promise<void> {
     try {
       const deadline = Date.now() + this.cancelTimeoutMs;
-      // The id comes with the stream's first event; until then there is nothing to name.
-      while (reader.taskId === undefined && !reader.result && Date.now() < deadline && !stop.signal.aborted) {
+      // The id comes with the stream's first event; until then there is nothing to name. A stream
+      // that broke before it (refused credentials, a dropped connection) brings none: without this
+      // check the call's end kept polling for cancelTimeoutMs, holding the process open meanwhile.
+      while (reader.taskId === undefined && !reader.result && idMayCome() && Date.now() < deadline && !stop.signal.aborted) {
         await new Promise((r) => setTimeout(r, 10));
       }
       if (reader.taskId !== undefined && !reader.result) {
