@@ -7,7 +7,7 @@ import {
 } from '../extensions';
 import { randomBytes } from 'node:crypto';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
+import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, joined, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -24,6 +24,46 @@ const COMPLETED = TaskState.TASK_STATE_COMPLETED;
 const FAILED = TaskState.TASK_STATE_FAILED;
 const CANCELED = TaskState.TASK_STATE_CANCELED;
 const REJECTED = TaskState.TASK_STATE_REJECTED;
+const SUBMITTED = TaskState.TASK_STATE_SUBMITTED;
+const WORKING = TaskState.TASK_STATE_WORKING;
+
+/** The status time last formatted, and its text (see isoTime). */
+let isoTimeMs = Number.NaN;
+let isoTimeText = '';
+const DAY_MS = 86_400_000;
+/** The UTC day isoTime last formatted in: its first millisecond, and its `YYYY-MM-DDT`. */
+let isoDayStart = Number.NaN;
+let isoDayText = '';
+/** `00` to `99`. */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+
+/**
+ * `new Date(ms).toISOString()`, exactly, without it on the way of every task: toISOString asks
+ * the time zone (ICU) as it formats, ~3-7 µs for the first status of each task in the server's
+ * profile (the calls right after it hit V8's cache). Statuses of one millisecond share the text
+ * (as the executor's frames share theirs); another millisecond of the same UTC day is written
+ * from that day's date, and only a new day (or a time outside years 0-9999) calls toISOString.
+ */
+export function isoTime(ms: number): string {
+  if (ms === isoTimeMs) return isoTimeText;
+  let inDay = ms - isoDayStart;
+  if (!(inDay >= 0 && inDay < DAY_MS && Number.isInteger(ms))) {
+    const text = new Date(ms).toISOString();
+    // Years 0-9999 read YYYY-MM-DDTHH:mm:ss.sssZ; others (±YYYYYY) are not cached.
+    if (text.length !== 24 || !Number.isInteger(ms)) return text;
+    isoDayStart = Math.floor(ms / DAY_MS) * DAY_MS;
+    isoDayText = text.slice(0, 11);
+    inDay = ms - isoDayStart;
+  }
+  const milli = inDay % 1000;
+  const seconds = (inDay - milli) / 1000;
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor(seconds / 60) % 60;
+  // One flat string (joined), as toISOString's is: statuses are kept with their tasks.
+  isoTimeText = joined(isoDayText, TWO_DIGITS[hours], ':', TWO_DIGITS[minutes], ':', TWO_DIGITS[seconds % 60], '.', String(Math.floor(milli / 100)), TWO_DIGITS[milli % 100], 'Z');
+  isoTimeMs = ms;
+  return isoTimeText;
+}
 
 /** Four comparisons, not a Set's hashing: every frame asks (a tool frame of a settled task is dropped). */
 export function isTerminalState(state: TaskState): boolean {
@@ -241,7 +281,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.packWhenSettled = init.packWhenSettled ?? true;
     this.keptWhenSettled = init.keptWhenSettled ?? false;
     this.statusTime = Date.now();
-    this.status = { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date(this.statusTime).toISOString() };
+    this.status = { state: SUBMITTED, message: undefined, timestamp: isoTime(this.statusTime) };
     if (init.resumed) this.restore(init.resumed);
     // The Task as snapshot() would give it (no artifact yet), without its copies of the history and artifacts.
     else this.append({ payload: { $case: 'task', value: { id: this.id, contextId: this.contextId, status: this.status, artifacts: NO_ARTIFACT_LIST, history: this.history, metadata: undefined } } });
@@ -311,7 +351,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** A narration line: a WORKING status update whose message is the line. */
   narrate(text: string): void {
     if (this.isTerminal) return;
-    this.setStatus(TaskState.TASK_STATE_WORKING, text);
+    this.setStatus(WORKING, text);
   }
 
   /** One tool-call-v1 frame: an artifact update of the tool's artifact, replacing its previous phase. */
@@ -391,19 +431,19 @@ export class TaskRecord implements TaskView, TaskWriter {
       });
     }
     this.streamedAnswer = undefined;
-    this.setStatus(TaskState.TASK_STATE_COMPLETED);
+    this.setStatus(COMPLETED);
   }
 
   fail(error: string): void {
     if (this.isTerminal) return;
     this.closeOpenTools(error);
-    this.setStatus(TaskState.TASK_STATE_FAILED, error);
+    this.setStatus(FAILED, error);
   }
 
   cancel(reason: string): void {
     if (this.isTerminal) return;
     this.closeOpenTools('cancelled');
-    this.setStatus(TaskState.TASK_STATE_CANCELED, reason);
+    this.setStatus(CANCELED, reason);
   }
 
   /** The task as A2A `Task`, built on demand (never per event). */
@@ -494,7 +534,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.status = {
       state,
       message: text === undefined ? undefined : this.agentMessage(`${this.id}-${seq}`, text),
-      timestamp: new Date(this.statusTime).toISOString(),
+      timestamp: isoTime(this.statusTime),
     };
     const terminal = this.isTerminal;
     this.append(
@@ -507,7 +547,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   private closeOpenTools(error: string): void {
     if (this.openCount === 0) return;
-    const timestamp = new Date().toISOString();
+    const timestamp = isoTime(Date.now());
     const open: ToolCallArtifactData[] = [];
     // In the order they first came (a tool opened again keeps its first place), as the snapshot lists them.
     const kept = [...this.artifacts.values()].filter((a): a is KeptTool => a instanceof KeptTool);
