@@ -920,19 +920,22 @@ export class TaskRecord implements TaskView, TaskWriter {
   private compactSettled(): void {
     // From now on no event leaves the log: no trim drops one while it is within its capacity.
     if (this.log.size > this.log.capacity) return;
-    const order = this.settledArtifactOrder();
-    if (order === undefined) return;
-    const tools = order.some((entry) => entry > 0);
-    const content = (this.artifacts.get(ANSWER_KEY) as Artifact | undefined)?.parts[0]?.content;
+    const answer = this.artifacts.get(ANSWER_KEY) as Artifact | undefined;
+    // No tool kept, at most the answer (every task without tool calls): nothing to put in order
+    // or weigh, and no list, entry or iterator made for it.
+    const toolless = this.soloOpen === undefined && this.finishedCount === 0 && this.artifacts.size === (answer === undefined ? 0 : 1);
+    const order = toolless ? undefined : this.settledArtifactOrder();
+    if (!toolless && order === undefined) return;
+    const content = answer?.parts[0]?.content;
     this.settledAnswer = content?.$case === 'text' ? content.value : undefined;
-    this.settledArtifacts = tools ? order : undefined;
-    this.settledToolBytes = this.keptToolBytes();
+    this.settledArtifacts = order?.some((entry) => entry > 0) ? order : undefined;
+    this.settledToolBytes = toolless ? 0 : this.keptToolBytes();
     this.artifacts = NO_ARTIFACTS;
     this.soloOpen = undefined;
     this.finished = undefined;
     this.finishedIndex = undefined;
     // Only complete() adds to the history: the answer's message.
-    if (this.log.firstSeq === 1 && this.history.length === (this.state === TaskState.TASK_STATE_COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
+    if (this.log.firstSeq === 1 && this.history.length === (this.state === COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
   }
 
   /**
