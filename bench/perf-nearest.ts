@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   };
   for await (const line of createInterface({ input: perf.stdout })) {
     if (line.trim() === '') continue;
-    if (!/^\s/.test(line)) {
+    // A sample's header is its thread id alone, right-aligned (a short id starts with spaces, as a frame does).
+    if (/^\s*\d+\s*$/.test(line)) {
       flush();
       continue;
     }
