@@ -348,13 +348,54 @@ describe('TASK_EVENT_PACKING (a task\'s events in blocks)', () => {
 
   it('keeps a tool call id that its frame JSON gives once: a closed block of such frames is their frames\' JSON, nothing more', () => {
     const logged = Array.from({ length: 300 }, (_, i) => frame(i + 1, `call_${i >> 1}`));
-    const closed = TaskEventBlock.of(logged, 1) as unknown as { json: string; splits: unknown };
-    expect(closed.json).toBe(logged.map((event) => event.frameJson).join(''));
+    const closed = TaskEventBlock.of(logged, 1) as unknown as { json: Buffer; splits: unknown };
+    expect(closed.json.toString('latin1')).toBe(logged.map((event) => event.frameJson).join(''));
     expect(closed.splits).toBeUndefined();
     // A frame that does not start with its id keeps the id before it.
-    const other = TaskEventBlock.of([frame(1, 'call_0', false)], 1) as unknown as { json: string; splits: unknown };
-    expect(other.json).toBe('call_0' + frame(1, 'call_0', false).frameJson);
+    const other = TaskEventBlock.of([frame(1, 'call_0', false)], 1) as unknown as { json: Buffer; splits: unknown };
+    expect(other.json.toString('latin1')).toBe('call_0' + frame(1, 'call_0', false).frameJson);
     expect(other.splits).toEqual([0, 'call_0'.length]);
+  });
+
+  it('keeps a closed block that is all ASCII as bytes outside the JS heap, any other as a string, and reads both back', () => {
+    // The ids JSON escapes among them (quote, backslash, controls): the id is read back from the bytes.
+    const asciiIds = ids.filter((id) => [...id].every((c) => c.charCodeAt(0) < 0x80));
+    const ascii: TaskEvent[] = [status(1)];
+    for (const id of asciiIds) for (const idFirst of [true, false]) ascii.push(frame(ascii.length + 1, id, idFirst), frame(ascii.length + 2, id, idFirst));
+    ascii.push(status(ascii.length + 1, true));
+    // Non-ASCII anywhere, and last (its UTF-8 one byte longer than it, cut short where the bytes end, is as long as it).
+    const others = [events(), [frame(1, 'call_0'), frame(2, 'é')], [frame(1, 'é')]];
+    for (const logged of [ascii, ...others]) {
+      const block = TaskEventBlock.of(logged, 1);
+      expect(Buffer.isBuffer((block as unknown as { json: unknown }).json)).toBe(logged === ascii);
+      expect(logged.map((event) => readable(block.get(event.seq)))).toEqual(logged.map(readable));
+      expect(logged.map((event) => block.weight(event.seq))).toEqual(logged.map((event) => event.weight));
+    }
+  });
+
+  it('a closed block takes over the bytes of the block its log dropped, when they fit: a long task allocates no new ones', () => {
+    const log = new EventLog<TaskEvent>(12, (event) => event.weight, 1, { ...TASK_EVENT_PACKING, block: 4 });
+    const rooms = new Set<ArrayBufferLike>();
+    let closed = 0;
+    for (let seq = 1; seq <= 400; seq++) {
+      log.append(frame(seq, `call_${1000 + (seq >> 1)}`));
+      const blocks = (log as unknown as { blocks: (unknown | undefined)[] }).blocks.filter((block): block is TaskEventBlock => block instanceof TaskEventBlock);
+      for (const block of blocks) {
+        const bytes = block.bytes as Buffer;
+        if (!rooms.has(bytes.buffer)) closed += 1;
+        rooms.add(bytes.buffer);
+      }
+    }
+    // 3 blocks retained at most, one more closing as one drops: ~100 blocks closed in ~4 rooms.
+    expect(closed).toBeLessThanOrEqual(5);
+    // A much larger room is not taken over (a block keeps at most an eighth more than its text, and 4 KiB).
+    const big = TaskEventBlock.of([frame(1, 'x'.repeat(20_000))], 1);
+    const small = new OpenTaskEventBlock(1);
+    small.add(frame(1, 'call_0'));
+    expect((small.close(big).bytes as Buffer).buffer).not.toBe((big.bytes as Buffer).buffer);
+    const same = new OpenTaskEventBlock(1);
+    same.add(frame(1, 'x'.repeat(19_000)));
+    expect((same.close(big).bytes as Buffer).buffer).toBe((big.bytes as Buffer).buffer);
   });
 
   it('in a log, reads back any event it retains after any appends, trims and packs', () => {

@@ -25,8 +25,8 @@ export abstract class OpenEventBlock<T> extends EventBlock<T> {
   /** The sum of its events' weights (by the log's `weigh`). */
   abstract readonly addedWeight: number;
   abstract add(event: T): void;
-  /** The block it becomes once full. */
-  abstract close(): EventBlock<T>;
+  /** The block it becomes once full; `spare` is a block its log dropped, whose room it may take over. */
+  abstract close(spare?: EventBlock<T>): EventBlock<T>;
   /** Lets go of the room kept for more events (a log that takes no more). */
   abstract fit(): void;
 }
@@ -79,6 +79,8 @@ export class EventLog<T> {
 
   /** The newest block while it takes events (see EventPacking.open): the last of `blocks`. */
   private opened?: OpenEventBlock<T>;
+  /** The block dropped last, until the next block closes (which may take over its room). */
+  private spare?: EventBlock<T>;
 
   /** Sum of the retained events' weights. */
   private weight = 0;
@@ -170,6 +172,7 @@ export class EventLog<T> {
       while (this.tailFirst <= this.last) this.openOldest(packing);
       this.opened?.fit();
     }
+    this.spare = undefined;
     this.tail = this.tail.slice(this.tailStart);
     this.tailStart = 0;
   }
@@ -266,8 +269,9 @@ export class EventLog<T> {
 
   /** The open block (the log's last block), closed in its place; events of it already dropped stay unread, as they were. */
   private closeOpened(): void {
-    this.blocks[this.blocks.length - 1] = (this.opened as OpenEventBlock<T>).close();
+    this.blocks[this.blocks.length - 1] = (this.opened as OpenEventBlock<T>).close(this.spare);
     this.opened = undefined;
+    this.spare = undefined;
   }
 
   private dropOldest(): void {
@@ -294,6 +298,7 @@ export class EventLog<T> {
     if (seq < block.firstSeq + block.count - 1) return;
     // The block's last event went: the block goes.
     if (block === this.opened) this.opened = undefined;
+    else this.spare = block;
     this.blocks[this.blockStart] = undefined;
     this.blockStart += 1;
     if (this.blockStart >= 64 && this.blockStart * 2 >= this.blocks.length) {

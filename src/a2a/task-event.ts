@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { StreamResponse } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_MEDIA_TYPE } from '../extensions';
@@ -338,6 +339,44 @@ function idInFrame(idPart: string, frameJson: string): boolean {
   return frameJson.startsWith(FRAME_ID_OPENING) && frameJson.startsWith(idPart, FRAME_ID_AT) && stringEnd(frameJson, FRAME_ID_AT) === FRAME_ID_AT + idPart.length;
 }
 
+/** The same as stringEnd, in bytes of ASCII JSON. */
+function bytesStringEnd(bytes: Buffer, from: number): number {
+  for (let i = from; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c === 0x22) return i;
+    if (c === 0x5c) i += 1;
+  }
+  return -1;
+}
+
+/**
+ * The pieces (`length` characters in all) as bytes outside the JS heap, one per character, or
+ * undefined when one of them is not ASCII. A closed block lives until its log drops it (in a
+ * task of 30,000 calls, ~10,000 events: past two scavenges), so a string of it is copied by the
+ * young generation and promoted; bytes in a Buffer are not copied (only its small wrapper is).
+ */
+function asciiBytes(pieces: readonly string[], length: number, spare: Buffer | undefined): Buffer | undefined {
+  // A dropped block's room is taken over when it fits (a long task's blocks come and go at about the same size): no new
+  // memory outside the heap per block, which V8 counts towards starting a mark-compact until one frees the old block's.
+  // Not a room much larger than the block: what a kept block holds stays within an eighth of its text (and 4 KiB).
+  const room = spare?.buffer;
+  const fits = room !== undefined && room.byteLength >= length && room.byteLength <= roomFor(length) + (length >> 3);
+  const bytes = Buffer.from(fits ? room : Buffer.allocUnsafeSlow(roomFor(length)).buffer, 0, length);
+  let at = 0;
+  for (const piece of pieces) {
+    // A piece that is not ASCII takes more bytes than characters, or is cut short at the end with bytes above 127 written (isAscii).
+    const written = bytes.write(piece, at, 'utf8');
+    if (written !== piece.length) return undefined;
+    at += written;
+  }
+  return isAscii(bytes) ? bytes : undefined;
+}
+
+/** A block's bytes rounded up, so that a later block of about the same size fits in them. */
+function roomFor(length: number): number {
+  return Math.ceil((length + 1) / 4096) * 4096;
+}
+
 /** The id part of a frame at `start` in `json` whose id is in it (idInFrame). */
 function idFromFrame(json: string, start: number): string {
   return json.slice(start + FRAME_ID_AT, stringEnd(json, start + FRAME_ID_AT));
@@ -427,7 +466,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     return typeof aside === 'number' ? text.length : toolFrameEventWeight(this.head as string, aside.length + text.length, last);
   }
 
-  close(): TaskEventBlock {
+  close(spare?: EventBlock<TaskEvent>): TaskEventBlock {
     const count = this.count;
     const side = this.side ?? [];
     let ids = 0;
@@ -459,7 +498,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
       end += text.length;
       ends[i] = end * FLAGS + bits;
     }
-    return new TaskEventBlock(this.firstSeq, texts.join(''), ends, splits, this.head ?? '');
+    return new TaskEventBlock(this.firstSeq, asciiBytes(texts, end, spare instanceof TaskEventBlock ? spare.bytes : undefined) ?? texts.join(''), ends, splits, this.head ?? '');
   }
 
   /** The last chunk cut to what it holds. */
@@ -493,7 +532,8 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
 export class TaskEventBlock extends EventBlock<TaskEvent> {
   constructor(
     firstSeq: number,
-    private readonly json: string,
+    /** The kept text: bytes (one per character) when it is all ASCII (see asciiBytes), else a string. */
+    private readonly json: string | Buffer,
     /** Per event: the end of what it keeps in `json`, times FLAGS, plus its flags (TOOL_FRAME and TERMINAL, or COMPACT, LAST and SPLIT). */
     private readonly ends: number[],
     /** Per SPLIT event, by index: its index and the length of its id part (undefined when there is none). */
@@ -518,11 +558,14 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
     const end = Math.floor(packed / FLAGS);
     // By remainder, not `&`: an end past 2^26 makes a number past 32 bits.
     const bits = packed % FLAGS;
-    if ((bits & COMPACT) === 0) return new TaskEvent(seq, this.json.slice(start, end), (bits & TOOL_FRAME) !== 0, (bits & TERMINAL) !== 0);
+    if ((bits & COMPACT) === 0) return new TaskEvent(seq, this.slice(start, end), (bits & TOOL_FRAME) !== 0, (bits & TERMINAL) !== 0);
     const last = (bits & LAST) !== 0;
-    if ((bits & SPLIT) === 0) return new ToolFrameEvent(seq, this.head, idFromFrame(this.json, start), this.json.slice(start, end), last);
+    if ((bits & SPLIT) === 0) {
+      const frameJson = this.slice(start, end);
+      return new ToolFrameEvent(seq, this.head, idFromFrame(frameJson, 0), frameJson, last);
+    }
     const split = start + this.splitOf(i);
-    return new ToolFrameEvent(seq, this.head, this.json.slice(start, split), this.json.slice(split, end), last);
+    return new ToolFrameEvent(seq, this.head, this.slice(start, split), this.slice(split, end), last);
   }
 
   weight(seq: number): number {
@@ -532,8 +575,20 @@ export class TaskEventBlock extends EventBlock<TaskEvent> {
     const kept = Math.floor(packed / FLAGS) - start;
     const bits = packed % FLAGS;
     if ((bits & COMPACT) === 0) return kept;
-    const id = (bits & SPLIT) === 0 ? stringEnd(this.json, start + FRAME_ID_AT) - start - FRAME_ID_AT : 0;
+    const json = this.json;
+    const id = (bits & SPLIT) !== 0 ? 0 : (typeof json === 'string' ? stringEnd(json, start + FRAME_ID_AT) : bytesStringEnd(json, start + FRAME_ID_AT)) - start - FRAME_ID_AT;
     return toolFrameEventWeight(this.head, kept + id, (bits & LAST) !== 0);
+  }
+
+  /** Its bytes, when it keeps them (see asciiBytes). */
+  get bytes(): Buffer | undefined {
+    return typeof this.json === 'string' ? undefined : this.json;
+  }
+
+  /** The kept text from `start` to `end`: a slice of the string, or a string decoded from the bytes (a copy: no read keeps the block alive). */
+  private slice(start: number, end: number): string {
+    const json = this.json;
+    return typeof json === 'string' ? json.slice(start, end) : json.toString('latin1', start, end);
   }
 
   private startOf(i: number): number {
