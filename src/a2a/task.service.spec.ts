@@ -504,7 +504,7 @@ describe('TaskService', () => {
 
 describe('newTaskId', () => {
   it('makes version 4 UUIDs (RFC 9562 variant), all different, across many refills of its random bytes', () => {
-    const ids = Array.from({ length: 1_000 }, () => newTaskId());
+    const ids = Array.from({ length: 5_000 }, () => newTaskId());
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(ids).size).toBe(ids.length);
     // Every hex digit of the random positions shows up: the text is not stuck on stale bytes.
