@@ -3,7 +3,7 @@
  *
  * What a task's bus binding does to each tool frame before the task sees it, alone: the
  * tool-call-v1 check (`checkToolCallFrame`, which returns a fresh frame of the known fields) and
- * the content guard (`TaskContentGuard.frame`: JSON-safe, capped, secrets redacted, or the frame
+ * the content guard (`TaskContentGuard.checkedFrame`: JSON-safe, capped, secrets redacted, or the frame
  * as it is when it already is), as `TaskBusBinding` calls them, with the server's settings (16
  * KiB per field, the default redaction list, no credentials). The frames are the bench
  * scenario's, made fresh as its executor makes them, `runs` runs taking turns (1,000: the
@@ -24,7 +24,7 @@ import { completedFrame, startedFrame } from './lib/scenario';
 function bindingWork(guard: TaskContentGuard, frame: unknown): number {
   const checked = checkToolCallFrame(frame);
   if (typeof checked === 'string') throw new Error(`frame-check-cost: a bench frame was rejected: ${checked}`);
-  return guard.frame(checked) === checked ? 1 : 0;
+  return guard.checkedFrame(checked) === checked ? 1 : 0;
 }
 
 function pass(guard: TaskContentGuard, calls: number, runs: number): number {

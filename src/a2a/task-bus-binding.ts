@@ -81,7 +81,7 @@ export class TaskBusBinding {
     const checked = checkToolCallFrame((payload as { frame?: unknown } | undefined)?.frame);
     if (typeof checked !== 'string') {
       this.accepted += 1;
-      writer.toolFrame(this.content.frame(checked));
+      writer.toolFrame(this.content.checkedFrame(checked));
     } else {
       this.rejected += 1;
       this.logger.warn(`task ${taskId}: a tool frame was rejected: ${checked}`);

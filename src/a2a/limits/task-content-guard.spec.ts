@@ -1,3 +1,4 @@
+import { checkToolCallFrame, type ToolCallArtifactData } from '../../extensions/tool-call-v1';
 import { TaskContentGuard } from './task-content-guard';
 
 const guard = (secrets: string[]) => new TaskContentGuard({ maxFrameFieldBytes: 4096, auth: { apiKeys: secrets, bearerTokens: [] } as never });
@@ -15,5 +16,28 @@ describe('TaskContentGuard.textStream', () => {
     expect([scrub('ends with sk-live', false), scrub('', true)]).toEqual(['ends with ', 'sk-live']);
     const none = guard([]).textStream();
     expect([none('sk-li', false), none('ve', true)]).toEqual(['sk-li', 've']);
+  });
+});
+
+describe('TaskContentGuard.checkedFrame', () => {
+  const frames: ToolCallArtifactData[] = [
+    { toolCallId: 'c1', name: 'search', phase: 'started', args: { q: 'x', seq: 1 } },
+    { toolCallId: 'c1', name: 'search', phase: 'completed', result: { text: 'sk-live-123 in here' } },
+    { toolCallId: 'c2', name: 'search', phase: 'started', args: { token: 'abc' } },
+    { toolCallId: 'c2', name: 'search', phase: 'completed', result: 'y'.repeat(6000) },
+    { toolCallId: 'c3', name: 'search', phase: 'failed', error: 'failed with sk-live-123' },
+  ];
+
+  it('gives what frame() gives for a checked frame: the frame itself when clean, else the same copy (capped, redacted, scrubbed)', () => {
+    for (const content of [guard([]), guard(['sk-live-123'])]) {
+      for (const payload of frames) {
+        const checked = checkToolCallFrame(payload);
+        if (typeof checked === 'string') throw new Error(checked);
+        const expected = content.frame(checked);
+        const got = content.checkedFrame(checked);
+        expect(got).toEqual(expected);
+        expect(got === checked).toBe(expected === checked);
+      }
+    }
   });
 });

@@ -1,9 +1,10 @@
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import fc from 'fast-check';
-import { validateToolCallFrame, type ToolCallArtifactData } from '../../extensions';
+import { checkToolCallFrame, validateToolCallFrame, type ToolCallArtifactData } from '../../extensions';
 import {
   CIRCULAR,
   DEFAULT_MAX_FIELD_BYTES,
+  isSanitizedCheckedFrame,
   isSanitizedFrame,
   REDACTED,
   sanitizeForFrame,
@@ -387,5 +388,74 @@ describe('isSanitizedFrame', () => {
     );
     // The check is not vacuous: many frames are clean.
     expect(clean).toBeGreaterThan(200);
+  });
+});
+
+describe('isSanitizedCheckedFrame', () => {
+  const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON', 'seq'), fc.string({ maxLength: 8 }));
+  const leaf = fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.string({ minLength: 100, maxLength: 400 }),
+    fc.string({ unit: 'grapheme', maxLength: 30 }),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+  );
+  const { value } = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(key, tie('value'), { maxKeys: 5 })),
+  }));
+  const id = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ minLength: 200, maxLength: 400 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }));
+  // Payloads as a bus may carry them: any optional field absent, undefined or set (the phase's own
+  // field too), extra keys; now and then another phase's field, which the check rejects.
+  const common = { toolCallId: id, name: id, parentToolCallId: fc.option(id, { nil: undefined }), timestamp: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }), extra: value };
+  const required: ('toolCallId' | 'name' | 'phase')[] = ['toolCallId', 'name', 'phase'];
+  const payload = fc.oneof(
+    fc.record({ ...common, phase: fc.constant('started'), args: value }, { requiredKeys: required }),
+    fc.record({ ...common, phase: fc.constant('completed'), result: value }, { requiredKeys: required }),
+    fc.record({ ...common, phase: fc.constant('failed'), error: fc.option(fc.string({ maxLength: 400 }), { nil: undefined }) }, { requiredKeys: required }),
+    fc.record({ ...common, phase: fc.constantFrom('started', 'completed', 'failed'), args: value, result: value, error: fc.string() }, { requiredKeys: required }),
+  );
+
+  it('answers as isSanitizedFrame for every frame checkToolCallFrame makes (any payload, any cap, either redaction list)', () => {
+    const seen = { clean: 0, not: 0 };
+    fc.assert(
+      fc.property(payload, fc.integer({ min: 256, max: 1_500 }), fc.constantFrom<readonly string[] | undefined>(undefined, []), (p, maxFieldBytes, redactKeys) => {
+        const frame = checkToolCallFrame(p);
+        if (typeof frame === 'string') return;
+        const options = { maxFieldBytes, redactKeys };
+        const expected = isSanitizedFrame(frame, options);
+        expect(isSanitizedCheckedFrame(frame, options)).toBe(expected);
+        seen[expected ? 'clean' : 'not'] += 1;
+      }),
+      { numRuns: 3_000 },
+    );
+    // Not vacuous: both answers come up often.
+    expect(seen.clean).toBeGreaterThan(300);
+    expect(seen.not).toBeGreaterThan(300);
+  });
+
+  it('says no, as isSanitizedFrame does, to a field present but undefined, and to a payload that throws', () => {
+    for (const frame of [
+      { toolCallId: 'c', name: 't', phase: 'started', args: undefined },
+      { toolCallId: 'c', name: 't', phase: 'completed', result: undefined },
+      {
+        toolCallId: 'c',
+        name: 't',
+        phase: 'completed',
+        result: {
+          get boom(): never {
+            throw new Error('boom');
+          },
+        },
+      },
+    ] as ToolCallArtifactData[]) {
+      expect(isSanitizedFrame(frame)).toBe(false);
+      expect(isSanitizedCheckedFrame(frame)).toBe(false);
+    }
+    const bare = { toolCallId: 'c', name: 't', phase: 'started' } as ToolCallArtifactData;
+    expect(isSanitizedFrame(bare)).toBe(true);
+    expect(isSanitizedCheckedFrame(bare)).toBe(true);
   });
 });
