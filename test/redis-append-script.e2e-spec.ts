@@ -170,4 +170,41 @@ describe('the append script, on a real Redis (e2e)', () => {
     expect(await script.call(KEYS, argv([event(2)]))).toBe(1);
     expect(await redis.xlen('t:events')).toBe(2);
   });
+
+  it("times its calls out at the connection's commandTimeout as ioredis does, each at its own deadline, with one timer for all those in flight", async () => {
+    const timed = new Redis(server.url, { commandTimeout: 300 });
+    const pauser = new Redis(server.url);
+    try {
+      const script = new ShaScript(timed, APPEND_SCRIPT, 3);
+      expect(await script.call(KEYS, argv([event(1)]))).toBe(1);
+      const pausedAt = performance.now();
+      await pauser.client('PAUSE', 1_000, 'ALL');
+      const outcome = (sentAt: number) => (reply: Promise<unknown>) =>
+        reply.then(
+          (value) => ({ value, afterMs: performance.now() - sentAt }),
+          (err: unknown) => ({ value: String(err), afterMs: performance.now() - sentAt }),
+        );
+      const first = outcome(performance.now())(script.call(KEYS, argv([event(2)])));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // ioredis arms a timer per command it sends (two here); the script's calls share one, armed already.
+      const arming = jest.spyOn(global, 'setTimeout');
+      const laterAt = performance.now();
+      const later = [script.call(KEYS, argv([event(3)])), script.call(KEYS, argv([event(4)]))].map(outcome(laterAt));
+      expect(arming).not.toHaveBeenCalled();
+      arming.mockRestore();
+      const settled = await Promise.all([first, ...later]);
+      for (const { value, afterMs } of settled) {
+        expect(value).toBe('Error: Command timed out');
+        expect(afterMs).toBeGreaterThanOrEqual(295);
+        expect(afterMs).toBeLessThan(600);
+      }
+      // Once Redis answers again (it runs the calls it held), a call is answered as before.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, pausedAt + 1_100 - performance.now())));
+      expect(await script.call(KEYS, argv([event(5)]))).toBe(1);
+      expect(await redis.xlen('t:events')).toBe(5);
+    } finally {
+      timed.disconnect();
+      pauser.disconnect();
+    }
+  });
 });

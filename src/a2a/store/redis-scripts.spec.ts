@@ -1,4 +1,5 @@
-import { inSlices, RENEWED_PER_CALL } from './redis-scripts';
+import type { Command, default as Redis } from 'ioredis';
+import { inSlices, RENEWED_PER_CALL, ShaScript } from './redis-scripts';
 
 describe('inSlices', () => {
   it('calls with at most RENEWED_PER_CALL ids, each call once the one before has answered, and returns what they returned in order', async () => {
@@ -19,5 +20,39 @@ describe('inSlices', () => {
     expect(most).toBe(1);
     expect(result).toEqual(ids.filter((id) => id.endsWith('3')));
     expect(await inSlices([], async () => ['never'])).toEqual([]);
+  });
+});
+
+describe('ShaScript calls and the connection\'s commandTimeout', () => {
+  /** A connection as ShaScript uses it: sendCommand arms the command's timeout, as ioredis does with commandTimeout set; the test answers. */
+  function connection(timeoutMs: number): { redis: Redis; sent: Command[] } {
+    const sent: Command[] = [];
+    const sendCommand = (command: Command): Promise<unknown> => {
+      command.setTimeout(timeoutMs);
+      sent.push(command);
+      return command.promise;
+    };
+    return { redis: { sendCommand } as unknown as Redis, sent };
+  }
+
+  it('answers thousands of calls in flight, answered in order while more are sent or out of order, and times out only those left unanswered', async () => {
+    const { redis, sent } = connection(200);
+    const script = new ShaScript(redis, 'return 1', 0);
+    const outcomes: Promise<unknown>[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      outcomes.push(script.call([], []).catch((err: unknown) => String(err)));
+      // Answered in the order sent while later calls still go out: the answered front leaves the deadlines' list in steps.
+      if (i >= 1_500) sent[i - 1_500].resolve(i - 1_500);
+    }
+    for (let at = 1_500; at < 2_400; at++) sent[at].resolve(at);
+    // Answered ahead of calls still in flight (a reply after its own timeout, or an error ioredis gave it).
+    sent[2_500].resolve(2_500);
+    const results = await Promise.all(outcomes);
+    const expected = results.map((_, at) => (at < 2_400 || at === 2_500 ? at : 'Error: Command timed out'));
+    expect(results).toEqual(expected);
+    // The list empty again, the next call goes as the first did.
+    const next = script.call([], []);
+    sent[3_000].resolve('again');
+    expect(await next).toBe('again');
   });
 });

@@ -22,18 +22,111 @@ export function defineScript(redis: Redis, name: string, lua: string): ScriptCal
  * errors and traces. ioredis's own Script overrides toWritable the same way.
  */
 class WrittenEvalsha extends Command {
+  /** When the connection's commandTimeout rejects it (performance.now(), whole ms: a small integer needs no heap number); 0 until sent. */
+  deadline = 0;
+  settled = false;
+  /** ioredis's own resolve and reject of the command (see answered and failed). */
+  readonly answer: (result: unknown) => void;
+  readonly fail: (err: Error) => void;
+
   constructor(
     named: string[],
     private readonly written: Buffer,
+    private readonly deadlines: CallDeadlines,
   ) {
     // Given no arguments, and `named` (never changed) afterwards: Command copies those it is given (Array.flat, ~150 B per call).
     super('evalsha');
     this.args = named;
+    // ioredis settles a command through these two (its reply, an error, a closed connection, the
+    // timeout); the deadlines learn from them that the call is no longer in flight.
+    this.answer = this.resolve;
+    this.fail = this.reject;
+    this.resolve = answered;
+    this.reject = failed;
   }
 
   override toWritable(): Buffer {
     return this.written;
   }
+
+  /**
+   * The connection's commandTimeout, as ioredis arms it on every command it sends: one timer
+   * for all of this script's calls in flight (CallDeadlines), not a timer per call (its closure,
+   * and its removal, which turns the command into a dictionary object: ~0.4 kB of heap per call).
+   */
+  override setTimeout(ms: number): void {
+    // Sent again from ioredis's offline queue: its deadline runs from the first send, as ioredis's own.
+    if (this.deadline === 0) this.deadlines.add(this, ms);
+  }
+
+  settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.deadlines.settled();
+  }
+}
+
+function answered(this: WrittenEvalsha, result: unknown): void {
+  this.settle();
+  this.answer(result);
+}
+
+function failed(this: WrittenEvalsha, err: Error): void {
+  this.settle();
+  this.fail(err);
+}
+
+/**
+ * The commandTimeout of a script's calls in flight, with one timer: calls are answered in the
+ * order they were sent on their connection, so they are kept in that order and the settled ones
+ * leave from the front; the timer fires at the oldest unsettled call's deadline and rejects every
+ * call whose deadline has come, with ioredis's own error. The timer holds the process open only
+ * while a call is in flight, as ioredis's per-command timers do.
+ */
+class CallDeadlines {
+  /** The calls in flight from `first` to `end`, oldest first; the slots outside are empty and kept for the next calls. */
+  private readonly calls: (WrittenEvalsha | undefined)[] = [];
+  private first = 0;
+  private end = 0;
+  private timer?: NodeJS.Timeout;
+
+  add(call: WrittenEvalsha, ms: number): void {
+    call.deadline = Math.ceil(performance.now()) + ms;
+    if (this.end < this.calls.length) this.calls[this.end] = call;
+    else this.calls.push(call);
+    this.end += 1;
+    if (this.timer === undefined) this.timer = setTimeout(this.expire, ms);
+    else if (!this.timer.hasRef()) this.timer.ref();
+  }
+
+  /** A call settled: drops the settled calls at the front. */
+  settled(): void {
+    const calls = this.calls;
+    while (this.first < this.end && calls[this.first]!.settled) calls[this.first++] = undefined;
+    if (this.first === this.end) {
+      this.first = 0;
+      this.end = 0;
+      this.timer?.unref();
+    } else if (this.first >= 1024 && this.first * 2 >= this.end) {
+      calls.copyWithin(0, this.first, this.end);
+      calls.fill(undefined, this.end - this.first, this.end);
+      this.end -= this.first;
+      this.first = 0;
+    }
+  }
+
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    const now = performance.now();
+    // Due within Node's timer granularity (1 ms), as ioredis's own timer would have fired. A call's
+    // rejection settles it, which drops it (and the settled calls after it) from the front.
+    for (let call = this.calls[this.first]; call !== undefined && call.deadline - now < 1; call = this.calls[this.first]) {
+      if (call.settled) this.settled();
+      else call.reject(new Error('Command timed out'));
+    }
+    const next = this.calls[this.first];
+    if (next !== undefined) this.timer = setTimeout(this.expire, Math.max(1, next.deadline - now));
+  };
 }
 
 /**
@@ -53,6 +146,7 @@ export class ShaScript {
   /** `evalsha <sha1> <number of keys>` in RESP, the start of every call. */
   private readonly fixed: Buffer;
   private loading?: Promise<unknown>;
+  private readonly deadlines = new CallDeadlines();
 
   constructor(
     private readonly redis: Redis,
@@ -66,7 +160,7 @@ export class ShaScript {
 
   /** EVALSHA of the script with `keys` and `args`. */
   call(keys: readonly (string | Buffer)[], args: readonly (string | Buffer)[]): Promise<unknown> {
-    const command = new WrittenEvalsha(this.named, respCommand(this.fixed, 3, keys, args));
+    const command = new WrittenEvalsha(this.named, respCommand(this.fixed, 3, keys, args), this.deadlines);
     void this.redis.sendCommand(command);
     return command.promise;
   }
