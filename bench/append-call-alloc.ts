@@ -39,7 +39,8 @@ async function main(): Promise<void> {
   const server = await startRedis();
   // A failed run stops its redis-server too (it would outlive this process).
   process.once('uncaughtException', (err) => void server.stop().finally(() => { console.error(err); process.exit(1); }));
-  const redis = new Redis(server.url);
+  // As the store's own connection is made (src/a2a/store/create-task-store.ts): ioredis arms its commandTimeout on every command.
+  const redis = new Redis(server.url, { maxRetriesPerRequest: 1, commandTimeout: 5_000 });
   const script = new ShaScript(redis, APPEND_SCRIPT, 3);
   const keys = ['toolstream:task:t', 'toolstream:events:t', 'toolstream:owner:o'].map((key) => Buffer.from(key));
   const taskPart = appendTaskPart('lease-1', 'toolstream:channel:t');
