@@ -6,8 +6,9 @@ import {
   type ToolCallArtifactData,
 } from '../extensions';
 import { randomBytes } from 'node:crypto';
+import { isoTime } from '../common/iso-time';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, joined, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
+import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -26,44 +27,6 @@ const CANCELED = TaskState.TASK_STATE_CANCELED;
 const REJECTED = TaskState.TASK_STATE_REJECTED;
 const SUBMITTED = TaskState.TASK_STATE_SUBMITTED;
 const WORKING = TaskState.TASK_STATE_WORKING;
-
-/** The status time last formatted, and its text (see isoTime). */
-let isoTimeMs = Number.NaN;
-let isoTimeText = '';
-const DAY_MS = 86_400_000;
-/** The UTC day isoTime last formatted in: its first millisecond, and its `YYYY-MM-DDT`. */
-let isoDayStart = Number.NaN;
-let isoDayText = '';
-/** `00` to `99`. */
-const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
-
-/**
- * `new Date(ms).toISOString()`, exactly, without it on the way of every task: toISOString asks
- * the time zone (ICU) as it formats, ~3-7 µs for the first status of each task in the server's
- * profile (the calls right after it hit V8's cache). Statuses of one millisecond share the text
- * (as the executor's frames share theirs); another millisecond of the same UTC day is written
- * from that day's date, and only a new day (or a time outside years 0-9999) calls toISOString.
- */
-export function isoTime(ms: number): string {
-  if (ms === isoTimeMs) return isoTimeText;
-  let inDay = ms - isoDayStart;
-  if (!(inDay >= 0 && inDay < DAY_MS && Number.isInteger(ms))) {
-    const text = new Date(ms).toISOString();
-    // Years 0-9999 read YYYY-MM-DDTHH:mm:ss.sssZ; others (±YYYYYY) are not cached.
-    if (text.length !== 24 || !Number.isInteger(ms)) return text;
-    isoDayStart = Math.floor(ms / DAY_MS) * DAY_MS;
-    isoDayText = text.slice(0, 11);
-    inDay = ms - isoDayStart;
-  }
-  const milli = inDay % 1000;
-  const seconds = (inDay - milli) / 1000;
-  const hours = Math.floor(seconds / 3600);
-  const minutes = Math.floor(seconds / 60) % 60;
-  // One flat string (joined), as toISOString's is: statuses are kept with their tasks.
-  isoTimeText = joined(isoDayText, TWO_DIGITS[hours], ':', TWO_DIGITS[minutes], ':', TWO_DIGITS[seconds % 60], '.', String(Math.floor(milli / 100)), TWO_DIGITS[milli % 100], 'Z');
-  isoTimeMs = ms;
-  return isoTimeText;
-}
 
 /** Four comparisons, not a Set's hashing: every frame asks (a tool frame of a settled task is dropped). */
 export function isTerminalState(state: TaskState): boolean {

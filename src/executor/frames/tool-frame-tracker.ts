@@ -7,6 +7,7 @@
  */
 import { BaseMessage } from '@langchain/core/messages';
 import type { ToolCallArtifactData } from '../../extensions';
+import { isoTime } from '../../common/iso-time';
 import type { ExecutorEvent, TurnToolCall } from '../executor.types';
 import { cursorAt, extractToolFrames, type FrameCursor, type ToolTurn } from './extract-tool-frames';
 import { sanitizedFrameOf, sanitizeForFrame, type FrameHygieneOptions } from './sanitize-for-frame';
@@ -54,8 +55,6 @@ export class ToolFrameTracker {
   /** Every forwarded id seen, so a repeated or late frame adds nothing. */
   private readonly forwardedSeen = new Set<string>();
   private step = 0;
-  private lastStampMs = NaN;
-  private lastStamp = '';
   /** A call whose terminal frame is out: its result in a later state snapshot adds nothing. */
   private readonly settled = (modelId: string): boolean => {
     const toolCallId = this.frameIds.get(modelId);
@@ -236,13 +235,8 @@ export class ToolFrameTracker {
     return { type: 'toolFrame', frame: sanitizedFrameOf(toolCallId, name, parentToolCallId, this.timestamp(), phase, payload, this.hygiene, owned) };
   }
 
-  /** The clock's time as ISO 8601; frames of one millisecond share one string (toISOString is slow). */
+  /** The clock's time as ISO 8601; frames of one millisecond, of every run, share one string (isoTime). */
   private timestamp(): string {
-    const ms = this.now();
-    if (ms !== this.lastStampMs) {
-      this.lastStampMs = ms;
-      this.lastStamp = new Date(ms).toISOString();
-    }
-    return this.lastStamp;
+    return isoTime(this.now());
   }
 }
