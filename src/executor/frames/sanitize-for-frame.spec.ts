@@ -356,20 +356,7 @@ describe('isSanitizedFrame', () => {
   });
 
   it('is true only when sanitizeFrame gives the frame back as it is (any values, any cap)', () => {
-    const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON'), fc.string({ maxLength: 8 }));
-    const leaf = fc.oneof(
-      fc.string({ maxLength: 40 }),
-      fc.string({ minLength: 100, maxLength: 400 }),
-      fc.string({ unit: 'grapheme', maxLength: 30 }),
-      fc.double(),
-      fc.integer(),
-      fc.boolean(),
-      fc.constant(null),
-      fc.constant(undefined),
-    );
-    const { value } = fc.letrec((tie) => ({
-      value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(key, tie('value'), { maxKeys: 5 })),
-    }));
+    const value = anyPayload();
     const frame = fc.oneof(
       fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), phase: fc.constant('started' as const), args: value }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
       fc.record({ toolCallId: fc.string({ minLength: 1 }), name: fc.string({ minLength: 1 }), timestamp: fc.string(), phase: fc.constant('completed' as const), result: value }, { requiredKeys: ['toolCallId', 'name', 'phase'] }),
@@ -392,20 +379,7 @@ describe('isSanitizedFrame', () => {
 });
 
 describe('isSanitizedCheckedFrame', () => {
-  const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON', 'seq'), fc.string({ maxLength: 8 }));
-  const leaf = fc.oneof(
-    fc.string({ maxLength: 40 }),
-    fc.string({ minLength: 100, maxLength: 400 }),
-    fc.string({ unit: 'grapheme', maxLength: 30 }),
-    fc.double(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-  );
-  const { value } = fc.letrec((tie) => ({
-    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(key, tie('value'), { maxKeys: 5 })),
-  }));
+  const value = anyPayload('seq');
   const id = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.string({ minLength: 200, maxLength: 400 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }));
   // Payloads as a bus may carry them: any optional field absent, undefined or set (the phase's own
   // field too), extra keys; now and then another phase's field, which the check rejects.
@@ -459,3 +433,24 @@ describe('isSanitizedCheckedFrame', () => {
     expect(isSanitizedCheckedFrame(bare)).toBe(true);
   });
 });
+
+/**
+ * Any value a tool's args or result may hold: short, long and multi-unit strings, numbers,
+ * booleans, null, undefined, arrays and objects whose keys include redacted and odd ones (and `keys`).
+ */
+function anyPayload(...keys: string[]): fc.Arbitrary<unknown> {
+  const key = fc.oneof(fc.constantFrom('token', 'apiKey', '__proto__', '0', 'toJSON', ...keys), fc.string({ maxLength: 8 }));
+  const leaf = fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.string({ minLength: 100, maxLength: 400 }),
+    fc.string({ unit: 'grapheme', maxLength: 30 }),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+  );
+  return fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(key, tie('value'), { maxKeys: 5 })),
+  })).value;
+}
