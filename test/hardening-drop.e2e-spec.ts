@@ -270,8 +270,10 @@ describe.each(STORE_MODES)('a client that stops reading (e2e, %s store)', (mode)
       if (typeof client === 'string') {
         const seen = { maxBuffered: 0, refused: 0, largestWrite: 0, firstRefusedAt: undefined as number | undefined, writtenAt: [] as number[], closedAt: undefined as number | undefined };
         responses.set(client, seen);
-        const observe = (ok: boolean, chunk: unknown): boolean => {
-          seen.largestWrite = Math.max(seen.largestWrite, Buffer.byteLength(chunk as string));
+        const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+        res.write = (...args: unknown[]) => {
+          const ok = write(...args);
+          seen.largestWrite = Math.max(seen.largestWrite, Buffer.byteLength(args[0] as string));
           seen.maxBuffered = Math.max(seen.maxBuffered, res.writableLength);
           seen.writtenAt.push(Date.now());
           if (!ok) {
@@ -280,22 +282,6 @@ describe.each(STORE_MODES)('a client that stops reading (e2e, %s store)', (mode)
           }
           return ok;
         };
-        let inWrite = false;
-        const write = res.write.bind(res) as (...args: unknown[]) => boolean;
-        res.write = (...args: unknown[]) => {
-          inWrite = true;
-          try {
-            return observe(write(...args), args[0]);
-          } finally {
-            inWrite = false;
-          }
-        };
-        // A JSON-RPC stream writes its chunks after the head to the socket itself (ResponseWriter), chunk framing included.
-        const socket = (res as unknown as { socket: (NodeJS.WritableStream & { _httpMessage?: unknown; write: (...args: unknown[]) => boolean }) | null }).socket;
-        if (socket) {
-          const socketWrite = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-          socket.write = (...args: unknown[]) => (inWrite || socket._httpMessage !== res ? socketWrite(...args) : observe(socketWrite(...args), args[0]));
-        }
         res.on('close', () => (seen.closedAt = Date.now()));
       }
       next();
