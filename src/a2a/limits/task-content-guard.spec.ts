@@ -20,24 +20,40 @@ describe('TaskContentGuard.textStream', () => {
 });
 
 describe('TaskContentGuard.checkedFrame', () => {
-  const frames: ToolCallArtifactData[] = [
-    { toolCallId: 'c1', name: 'search', phase: 'started', args: { q: 'x', seq: 1 } },
-    { toolCallId: 'c1', name: 'search', phase: 'completed', result: { text: 'sk-live-123 in here' } },
-    { toolCallId: 'c2', name: 'search', phase: 'started', args: { token: 'abc' } },
-    { toolCallId: 'c2', name: 'search', phase: 'completed', result: 'y'.repeat(6000) },
-    { toolCallId: 'c3', name: 'search', phase: 'failed', error: 'failed with sk-live-123' },
-  ];
+  const checked = (payload: unknown): ToolCallArtifactData => {
+    const frame = checkToolCallFrame(payload);
+    if (typeof frame === 'string') throw new Error(frame);
+    return frame;
+  };
+  const clean = checked({ toolCallId: 'c1', name: 'search', phase: 'started', args: { q: 'x', seq: 1 } });
+  const withSecret = checked({ toolCallId: 'c1', name: 'search', phase: 'completed', result: { text: 'sk-live-123 in here' } });
 
-  it('gives what frame() gives for a checked frame: the frame itself when clean, else the same copy (capped, redacted, scrubbed)', () => {
+  it('passes a clean frame on as it is, without a copy, when no credential is configured', () => {
+    expect(guard([]).checkedFrame(clean)).toBe(clean);
+    expect(guard([]).checkedFrame(withSecret)).toBe(withSecret);
+  });
+
+  it('copies a frame that is clean of keys and caps when a credential is configured, with the credential scrubbed', () => {
+    const got = guard(['sk-live-123']).checkedFrame(withSecret);
+    expect(got).not.toBe(withSecret);
+    expect(got).toEqual({ toolCallId: 'c1', name: 'search', phase: 'completed', result: { text: '[redacted] in here' } });
+    expect(guard(['sk-live-123']).checkedFrame(clean)).toEqual(clean);
+    expect(guard(['sk-live-123']).checkedFrame(checked({ toolCallId: 'c3', name: 'search', phase: 'failed', error: 'failed with sk-live-123' }))).toEqual({
+      toolCallId: 'c3',
+      name: 'search',
+      phase: 'failed',
+      error: 'failed with [redacted]',
+    });
+  });
+
+  it('redacts secret-named keys and caps each field, with or without credentials', () => {
     for (const content of [guard([]), guard(['sk-live-123'])]) {
-      for (const payload of frames) {
-        const checked = checkToolCallFrame(payload);
-        if (typeof checked === 'string') throw new Error(checked);
-        const expected = content.frame(checked);
-        const got = content.checkedFrame(checked);
-        expect(got).toEqual(expected);
-        expect(got === checked).toBe(expected === checked);
-      }
+      const token = checked({ toolCallId: 'c2', name: 'search', phase: 'started', args: { token: 'abc', q: 'y' } });
+      expect(content.checkedFrame(token)).toEqual({ toolCallId: 'c2', name: 'search', phase: 'started', args: { token: '[redacted]', q: 'y' } });
+      const long = content.checkedFrame(checked({ toolCallId: 'c4', name: 'search', phase: 'completed', result: 'y'.repeat(6000) }));
+      const result = long.phase === 'completed' ? long.result : undefined;
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(4096);
+      expect(result).toMatch(/^y+…\[truncated: 6000 bytes\]$/);
     }
   });
 });

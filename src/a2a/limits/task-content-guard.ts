@@ -1,5 +1,5 @@
 import type { Message } from '@a2a-js/sdk';
-import { DEFAULT_REDACT_KEYS, isSanitizedCheckedFrame, isSanitizedFrame, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
+import { DEFAULT_REDACT_KEYS, isSanitizedCheckedFrame, sanitizeForFrame, sanitizeFrame, type FrameHygieneOptions } from '../../executor/frames/sanitize-for-frame';
 import type { ToolCallArtifactData } from '../../extensions';
 import type { A2aConfig } from '../a2a.module-definition';
 import { SecretScrubber } from '../auth/secret-scrubber';
@@ -26,13 +26,11 @@ export class TaskContentGuard {
     this.secrets = new SecretScrubber([...config.auth.apiKeys, ...config.auth.bearerTokens]);
   }
 
-  /** The frame made safe; a frame already clean (the executor's own frames are) goes on as it is, without a copy. */
-  frame(frame: ToolCallArtifactData): ToolCallArtifactData {
-    if (!this.secrets.active && isSanitizedFrame(frame, this.hygiene)) return frame;
-    return this.sanitized(frame);
-  }
-
-  /** As frame(), for a frame as checkToolCallFrame gives it (the bus binding's): its fields are known, so only their values are read. */
+  /**
+   * A frame as checkToolCallFrame gives it (the bus binding's) made safe: its fields are known, so
+   * only their values are read; a frame already clean (the executor's own frames are) goes on as
+   * it is, without a copy.
+   */
   checkedFrame(frame: ToolCallArtifactData): ToolCallArtifactData {
     if (!this.secrets.active && isSanitizedCheckedFrame(frame, this.hygiene)) return frame;
     return this.sanitized(frame);
