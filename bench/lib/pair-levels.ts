@@ -88,11 +88,13 @@ export function levelFit(pairs: readonly Pick<PairLevel, 'relative' | 'mismatch'
  */
 export function chanceMet(relatives: readonly number[], base: number, target: number, reps = 3, draws = 20_000, seed = 1): number {
   if (relatives.length === 0) return NaN;
-  let state = seed;
-  // A linear congruential generator: enough to resample, and the same figures on every run.
+  let state = seed >>> 0;
+  // mulberry32, in 32-bit integer steps (exact in JS): enough to resample, and the same figures on every run.
   const next = (): number => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state / 2147483648;
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const draw = (): number => relatives[Math.floor(next() * relatives.length)];
   let met = 0;
