@@ -22,6 +22,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { sumPerfStat } from './lib/perf-stat';
 
 const EVENTS = [
   'raw_syscalls:sys_enter',
@@ -55,29 +56,6 @@ function procSnapshot(pid: number): ProcSnapshot {
     .filter(Boolean)
     .reduce((sum, child) => sum + field(readFileSync(`/proc/${child}/task/${child}/status`, 'utf8'), 'voluntary_ctxt_switches'), 0);
   return { written: field(io, 'wchar'), voluntary: field(status, 'voluntary_ctxt_switches'), involuntary: field(status, 'nonvoluntary_ctxt_switches'), clientWaits };
-}
-
-/**
- * `perf stat --per-thread -x,` output summed per event for the main thread and the others. A
- * thread's line can appear twice (perf prints a thread again when it saw it twice): one each.
- */
-function sumPerfStat(text: string, mainTid: number): Map<string, { main: number; others: number }> {
-  const seen = new Set<string>();
-  const sums = new Map<string, { main: number; others: number }>();
-  for (const line of text.split('\n')) {
-    const [thread, value, , event] = line.split(',');
-    const count = Number(value);
-    if (!event || value === '' || !Number.isFinite(count)) continue;
-    const key = `${thread},${event}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const tid = Number(thread.slice(thread.lastIndexOf('-') + 1));
-    const sum = sums.get(event) ?? { main: 0, others: 0 };
-    if (tid === mainTid) sum.main += count;
-    else sum.others += count;
-    sums.set(event, sum);
-  }
-  return sums;
 }
 
 async function countRun(streams: number, toolCalls: number, reps: number, target: string): Promise<string> {
