@@ -12,6 +12,7 @@
  * - CPU per run, for orientation only (a forced GC before each run changes it).
  * With `--replay`, both sides run on the chunks of one recorded bare run (LangGraph taken out,
  * as bench/executor-breakdown.ts's mapping): what is left is the executor's own, to the byte.
+ * `--side` (below) takes `--replay` too: the executor's own instructions per run.
  * Each figure is the median over the runs, each side's runs interleaved as in the section.
  */
 import { createHook } from 'node:async_hooks';
@@ -77,16 +78,33 @@ function line(side: string, c: Counts): string {
   );
 }
 
+/** The section's agent of this shape replaced by the chunks of one recorded bare run, and an executor over them. */
+async function replayed(shape: AgentShape): Promise<{ agent: MessagesAgent; executor: DeepAgentExecutor }> {
+  const chunks: unknown[] = [];
+  await streamBare(agentOf(shape, 100).agent, 'record', chunks);
+  const agent = {
+    stream: () =>
+      Promise.resolve(
+        (async function* () {
+          for (const chunk of chunks) yield chunk;
+        })(),
+      ),
+  } as MessagesAgent;
+  return { agent, executor: new DeepAgentExecutor(agent, { agent }) };
+}
+
 /**
- * `--side=bare|executor|none --measured=M`: the warm-up pairs, then M runs of one side only, and
- * nothing else: under `valgrind --tool=callgrind`, one process per side and one with `none`
- * (the same start-up and warm-up), whose instruction counts subtract to M runs of each side.
+ * `--side=bare|executor|none --measured=M [--replay]`: the warm-up pairs, then M runs of one side
+ * only, and nothing else: under `valgrind --tool=cachegrind --cache-sim=no` (or callgrind), one
+ * process per side and one with `none` (the same start-up and warm-up), whose instruction counts
+ * subtract to M runs of each side. Whole runs need a long warm-up (V8 still compiles LangGraph's
+ * and the executor's code after 30 pairs); replayed runs are cheap: `--warm=600 --measured=1500`.
  */
 async function oneSide(side: string): Promise<void> {
   const measured = arg('measured', 10);
   const warm = arg('warm', 60);
   const shape = (process.argv.find((a) => a.startsWith('--shape='))?.slice('--shape='.length) ?? '1 turn') as AgentShape;
-  const { agent, executor } = agentOf(shape, 100);
+  const { agent, executor } = process.argv.includes('--replay') ? await replayed(shape) : agentOf(shape, 100);
   for (let i = 0; i < warm; i++) {
     await bareRun(agent, `warm-bare-${i}`);
     await executorRun(executor, `warm-exec-${i}`, 100);
@@ -105,24 +123,9 @@ async function main(): Promise<void> {
   const toolCalls = 100;
   const only = process.argv.find((a) => a.startsWith('--shape='))?.slice('--shape='.length);
   const shapes = (['10 turns', '1 turn'] as AgentShape[]).filter((s) => only === undefined || s.startsWith(only));
-  const replayed = process.argv.includes('--replay');
+  const replay = process.argv.includes('--replay');
   for (const shape of shapes) {
-    const made = agentOf(shape, toolCalls);
-    let agent = made.agent;
-    let executor = made.executor;
-    if (replayed) {
-      const chunks: unknown[] = [];
-      await streamBare(agent, 'record', chunks);
-      agent = {
-        stream: () =>
-          Promise.resolve(
-            (async function* () {
-              for (const chunk of chunks) yield chunk;
-            })(),
-          ),
-      } as MessagesAgent;
-      executor = new DeepAgentExecutor(agent, { agent });
-    }
+    const { agent, executor } = replay ? await replayed(shape) : agentOf(shape, toolCalls);
     for (let i = 0; i < warm; i++) {
       await bareRun(agent, `warm-bare-${i}`);
       await executorRun(executor, `warm-exec-${i}`, toolCalls);
@@ -139,7 +142,7 @@ async function main(): Promise<void> {
       }
     }
     const diff = median(exec.allocated) - median(bare.allocated);
-    console.log(`${shape}, ${toolCalls} tool calls${replayed ? ' (replayed chunks)' : ''}, ${runs} runs per side after ${warm} warm-up pairs:`);
+    console.log(`${shape}, ${toolCalls} tool calls${replay ? ' (replayed chunks)' : ''}, ${runs} runs per side after ${warm} warm-up pairs:`);
     console.log(line('bare', bare));
     console.log(line('executor', exec));
     console.log(
