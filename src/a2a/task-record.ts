@@ -853,10 +853,12 @@ export class TaskRecord implements TaskView, TaskWriter {
    * push appends meanwhile).
    */
   private pump(listener: TaskListener): void {
-    if (PUMPING.includes(listener)) return;
+    // Searched only when a pump runs already (a push that appended): most start with none.
+    if (PUMPING.length !== 0 && PUMPING.includes(listener)) return;
     PUMPING.push(listener);
     try {
-      while (listener.cursor < this.log.lastSeq && this.followers.includes(listener)) {
+      // A task's first follower is asked first (most tasks have one): no search of the list for it.
+      while (listener.cursor < this.log.lastSeq && (this.followers[0] === listener || this.followers.includes(listener))) {
         if (listener.ready && !listener.ready()) return;
         const event = this.log.get(listener.cursor + 1);
         // trim() drops a listener before the events it needs go, so this cannot happen.
