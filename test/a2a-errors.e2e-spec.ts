@@ -1,5 +1,6 @@
 import { get } from 'node:http';
 import { Logger } from '@nestjs/common';
+import { A2aPreRouteErrors } from '../src/a2a/pre-route-errors';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import { parallelWeatherAndClock } from './support/scripts';
 import { collect, rpc, wireMessage } from './support/sse';
@@ -184,6 +185,26 @@ describe('errors (e2e): every code, never a 500 nor a stack', () => {
       } finally {
         find.mockRestore();
         log.mockRestore();
+      }
+    });
+
+    it("a body refusal A2A's error answering leaves goes on to the application's error handlers (Express's next), not to the route's exception filter", async () => {
+      // As the demo app: no global body parser, so the JSON-RPC handler reads its body itself.
+      const own = await startScriptedA2aApp(parallelWeatherAndClock, {}, { bodyParser: false });
+      const answer = jest.spyOn(own.app.get(A2aPreRouteErrors), 'answer').mockReturnValue(false);
+      const log = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      try {
+        const response = await post(own.base, '{"jsonrpc":"2.0",');
+        // Nest's last error handler after the route answers what it does not know as a 500: not a
+        // JSON-RPC error from the controller's filter, as a throw out of the handler gives.
+        expect(response.status).toBe(500);
+        const body = (await response.json()) as Record<string, unknown>;
+        expect(body).toEqual({ statusCode: 500, message: 'Internal server error' });
+        expect(answer).toHaveBeenCalled();
+      } finally {
+        answer.mockRestore();
+        log.mockRestore();
+        await own.close();
       }
     });
   });

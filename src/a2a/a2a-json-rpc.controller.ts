@@ -1,4 +1,4 @@
-import { Controller, Logger, Next, Post, Res, UseFilters, type Type } from '@nestjs/common';
+import { Controller, Logger, Post, Res, UseFilters, type Type } from '@nestjs/common';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { NextFunction, Request, Response } from 'express';
@@ -83,6 +83,8 @@ function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Reco
 @UseFilters(JsonRpcExceptionFilter)
 export class A2aJsonRpcController {
   private readonly logger = new Logger(A2aJsonRpcController.name);
+  /** What a stream's failure does (one function for every stream, not a closure each). */
+  private readonly streamFailed = (err: unknown): void => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
 
   constructor(
     private readonly a2a: A2aService,
@@ -99,10 +101,13 @@ export class A2aJsonRpcController {
    * each async layer on every stream's path is a promise and a microtask more.
    */
   @Post(JSON_RPC_PATH)
-  handle(@Res() res: Response, @Next() next: NextFunction): Promise<void> | undefined {
-    // The request as Express links it to its response: each parameter Nest resolves costs an async
-    // function, its promise and a Promise.all entry per request.
+  handle(@Res() res: Response): Promise<void> | undefined {
+    // The request as Express links it to its response, and the router's `next` as Express's router
+    // sets it on the request (where Nest's @Next() would hand the route's, which passes an error
+    // straight on to it): each parameter Nest resolves costs an async function, its promise and a
+    // Promise.all entry per request.
     const req = res.req;
+    const next = req.next as NextFunction;
     let answer: Promise<void> | undefined;
     let now = true;
     this.body.read(req, res, next, () => {
@@ -268,7 +273,7 @@ export class A2aJsonRpcController {
     // The server's socket timeout, if it has one, does not apply to a stream (none by default: nothing to clear).
     if (res.socket?.timeout) res.socket.setTimeout(0);
     res.writeHead(200, streamHead(extensions));
-    const wrote = sse.writeTo(res, (err) => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`));
+    const wrote = sse.writeTo(res, this.streamFailed);
     if (!wrote && !res.writableEnded) res.flushHeaders();
   }
 }
