@@ -82,10 +82,10 @@ export function gcFigures(gc: GcDuringRun): {
   };
 }
 
-/** One run's figures as the sections log them: scavenges × median/max pause, old space free at the start, young generation at the start → end. */
+/** One run's figures as the sections log them: scavenges × median/max pause, the other GCs' count, old space free at the start, young generation at the start → end. */
 export function describeRunGc(gc: ReturnType<typeof gcFigures> | undefined): string {
   return gc
-    ? `${gc.scavenges} × ${gc.scavengeMedianMs.toFixed(1)}/${gc.scavengeMaxMs.toFixed(1)} ms, ${gc.oldSpaceFreeMiBAtStart.toFixed(1)} MiB free, young ${gc.newSpaceMiBAtStart.toFixed(1)} → ${gc.newSpaceMiBAtEnd.toFixed(1)} MiB`
+    ? `${gc.scavenges} × ${gc.scavengeMedianMs.toFixed(1)}/${gc.scavengeMaxMs.toFixed(1)} ms, other GCs ${gc.otherGcs}, ${gc.oldSpaceFreeMiBAtStart.toFixed(1)} MiB free, young ${gc.newSpaceMiBAtStart.toFixed(1)} → ${gc.newSpaceMiBAtEnd.toFixed(1)} MiB`
     : '-';
 }
 

@@ -99,13 +99,16 @@ async function compare(
     const inOrder: RunRecord[] = [];
     for (const target of repetitionOrder(targets, rep, paired)) {
       const limitMs = target === 'toolstream' || target === 'toolstream-redis' || target === 'limit' ? timeLimitMs : referenceTimeLimitMs;
-      const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, { watchGc: kind === 'latency', warmFirst: kind === 'latency' }), rep, scenario);
+      // GC is watched in the paced rows and in the paired row, whose runs sit at two levels of CPU per frame (docs/performance.md, round 24: a mark-compact inside a run is one candidate).
+      const watchGc = kind === 'latency' || paired;
+      const record = runRecord(await pool.run(target, streams, scenario, limitMs, undefined, { watchGc, warmFirst: kind === 'latency' }), rep, scenario);
       const mine = same[target] ?? [];
       if (paired && PAIRED.includes(target)) record.pass = mine.length;
       same[target] = [...mine, record];
       inOrder.push(record);
       runs.push(record);
-      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}`);
+      const gc = kind === 'throughput' && record.gc ? `; GC ${describeRunGc(record.gc)}` : '';
+      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}${gc}`);
     }
     if (paired) pairs.push(adjacentRatios(inOrder, (r) => r.framesPerSec));
     const { toolstream: ours, reference: ref, limit } = same;
@@ -140,7 +143,7 @@ export function describeGc(row: ComparisonRow): string {
     const reps = row.runs.filter((r) => r.target === target).map(({ gc }) => describeRunGc(gc));
     return `${target} ${reps.join('; ')}`;
   });
-  return `latency ${row.streams}×${row.scenario.toolCalls} GC per repetition (scavenges × median/max pause, old space free at the start): ${perTarget.join(' | ')}`;
+  return `latency ${row.streams}×${row.scenario.toolCalls} GC per repetition (scavenges × median/max pause, other GCs, old space free at the start): ${perTarget.join(' | ')}`;
 }
 
 export function describeRow(row: ComparisonRow): string {
