@@ -16,41 +16,13 @@
  * the first target to the second. One stream of empty tasks is a ping-pong of two processes; on
  * one CPU they take turns on its caches, on two each wakes the other across CPUs.
  */
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Target } from './lib/ipc';
 import { pinToCpus } from './lib/pin-to-cpus';
-import { countsPer, threadCpu } from './lib/proc-counts';
+import { countsPer, sampleSameCpu, threadCpu } from './lib/proc-counts';
 import { warmUpEmptyTaskServers } from './lib/warm-up-empty-task-servers';
 import { withServerPool } from './lib/with-server-pool';
 import { emptyRun } from './sections/empty-task';
-
-/** The CPU a process's main thread last ran on (/proc/<pid>/stat, field 39). */
-function lastCpu(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[36]);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Samples, every 2 ms until stopped, whether the two processes last ran on one CPU. */
-function sampleSameCpu(a: number, b: number): () => number {
-  let same = 0;
-  let all = 0;
-  const timer = setInterval(() => {
-    const x = lastCpu(a);
-    const y = lastCpu(b);
-    if (x === undefined || y === undefined) return;
-    all += 1;
-    if (x === y) same += 1;
-  }, 2);
-  return () => {
-    clearInterval(timer);
-    return all === 0 ? NaN : same / all;
-  };
-}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -80,7 +52,7 @@ async function main(): Promise<void> {
           pinToCpus(loadPid, String(mode === 'same' ? k : 1 - k));
         }
         const threads = threadCpu(pid);
-        const stopSampling = sampleSameCpu(pid, loadPid);
+        const stopSampling = sampleSameCpu(pid, loadPid, 2);
         const { run, cpuPerTaskUs: us } = await emptyRun(pool, target, tasks);
         const sameCpu = stopSampling();
         const after = threadCpu(pid);

@@ -23,6 +23,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sumPerfStat } from './lib/perf-stat';
+import { procIo } from './lib/proc-counts';
 
 const EVENTS = [
   'raw_syscalls:sys_enter',
@@ -48,14 +49,13 @@ interface ProcSnapshot {
 const field = (text: string, key: string): number => Number(new RegExp(`^${key}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
 
 function procSnapshot(pid: number): ProcSnapshot {
-  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
   const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
   // frame-cost.ts's one child process is the load generator.
   const clientWaits = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
     .split(' ')
     .filter(Boolean)
     .reduce((sum, child) => sum + field(readFileSync(`/proc/${child}/task/${child}/status`, 'utf8'), 'voluntary_ctxt_switches'), 0);
-  return { written: field(io, 'wchar'), voluntary: field(status, 'voluntary_ctxt_switches'), involuntary: field(status, 'nonvoluntary_ctxt_switches'), clientWaits };
+  return { written: procIo(pid).wchar, voluntary: field(status, 'voluntary_ctxt_switches'), involuntary: field(status, 'nonvoluntary_ctxt_switches'), clientWaits };
 }
 
 async function countRun(streams: number, toolCalls: number, reps: number, target: string): Promise<string> {

@@ -42,46 +42,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Target } from './lib/ipc';
 import { repetitionOrder } from './lib/pairing';
 import { LoadProcess, ServerProcess } from './lib/processes';
-import { countsPer, minorFaults, procCounts, threadCpu } from './lib/proc-counts';
+import { countsPer, minorFaults, procCounts, procIo, sampleSameCpu, threadCpu } from './lib/proc-counts';
 import { compileChildren } from './lib/compile-children';
 import { useCompiledChildren } from './lib/processes';
 import { sumPerfStat } from './lib/perf-stat';
 import { median } from './lib/stats';
-
-interface Io {
-  syscr: number;
-  syscw: number;
-}
-
-function io(pid: number): Io {
-  const text = readFileSync(`/proc/${pid}/io`, 'utf8');
-  const field = (key: string): number => Number(new RegExp(`^${key}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
-  return { syscr: field('syscr'), syscw: field('syscw') };
-}
-
-/** The CPU a thread last ran on (field 39 of its stat). */
-function cpuOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(fields[36]);
-}
-
-/** Samples both main threads' CPUs until stopped: the share of samples on one CPU. */
-function watchPlacement(server: number, load: number): () => number {
-  let same = 0;
-  let all = 0;
-  const timer = setInterval(() => {
-    try {
-      if (cpuOf(server) === cpuOf(load)) same += 1;
-      all += 1;
-    } catch {
-      // A process gone between two samples.
-    }
-  }, 5);
-  return () => {
-    clearInterval(timer);
-    return all > 0 ? same / all : NaN;
-  };
-}
 
 const PERF_EVENTS = ['syscalls:sys_enter_epoll_pwait', 'syscalls:sys_enter_futex', 'page-faults'];
 
@@ -181,9 +146,9 @@ async function main(): Promise<void> {
         const threadsBefore = threadCpu(pid);
         const before = procCounts(pid);
         const loadBefore = procCounts(loadPid);
-        const ioBefore = io(pid);
-        const loadIoBefore = io(loadPid);
-        const placement = watchPlacement(pid, loadPid);
+        const ioBefore = procIo(pid);
+        const loadIoBefore = procIo(loadPid);
+        const placement = sampleSameCpu(pid, loadPid, 5);
         const perf = withPerf ? perfCounts(pid) : undefined;
         // perf takes a moment to attach.
         if (perf) await sleep(300);
@@ -192,8 +157,8 @@ async function main(): Promise<void> {
         const perfPerFrame = perf ? await perf(r.frames) : {};
         const after = procCounts(pid);
         const loadAfter = procCounts(loadPid);
-        const ioAfter = io(pid);
-        const loadIoAfter = io(loadPid);
+        const ioAfter = procIo(pid);
+        const loadIoAfter = procIo(loadPid);
         const threadsAfter = threadCpu(pid);
         const gc = await server.gcPauses();
         const faults = minorFaults(pid) - faultsBefore;

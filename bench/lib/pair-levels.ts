@@ -7,7 +7,7 @@
  * toolstream run reads low, whatever the servers are. bench/pair-levels.ts prints it per run.
  */
 import type { Target } from './ipc';
-import { PAIRED } from './pairing';
+import { adjacentPairs, PAIRED } from './pairing';
 import type { RunRecord } from './server-pool';
 import { median } from './stats';
 
@@ -45,11 +45,7 @@ export function pointLevels(runs: readonly RunRecord[], ours: Target = PAIRED[0]
   const base = median(mine.filter((r) => r.target === ours).map((r) => r.framesPerSec)) / median(mine.filter((r) => r.target === other).map((r) => r.framesPerSec));
   const pairs: PairLevel[] = [];
   for (const rep of [...new Set(mine.map((r) => r.rep))]) {
-    const block = mine.filter((r) => r.rep === rep);
-    for (let i = 0; i + 1 < block.length; i += 2) {
-      const [x, y] = [block[i], block[i + 1]];
-      const [o, t] = x.target === ours ? [x, y] : [y, x];
-      if (o.target !== ours || t.target !== other) continue;
+    for (const [o, t] of adjacentPairs(mine.filter((r) => r.rep === rep), ours, other)) {
       const oursLevel = o.serverCpuPerFrameUs / oursMedianCpuUs;
       const otherLevel = t.serverCpuPerFrameUs / otherMedianCpuUs;
       const ratio = o.framesPerSec / t.framesPerSec;

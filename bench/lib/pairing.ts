@@ -33,20 +33,26 @@ export function geometricMean(values: readonly number[]): number {
 }
 
 /**
- * The ratios of `ours` over `other` between adjacent runs of an ABBA block, in the order run:
- * for runs listed in the order they ran, each run of one paired with the run of the other next
- * to it (the first two, then the last two).
+ * The pairs of adjacent runs of an ABBA block, each as [ours, other], in the order run: for runs
+ * listed in the order they ran, each run of one paired with the run of the other next to it (the
+ * first two, then the last two).
  */
-export function adjacentRatios<R extends { target: Target }>(runs: readonly R[], value: (r: R) => number, ours: Target = PAIRED[0], other: Target = PAIRED[1]): number[] {
+export function adjacentPairs<R extends { target: Target }>(runs: readonly R[], ours: Target = PAIRED[0], other: Target = PAIRED[1]): [R, R][] {
   const block = runs.filter((r) => r.target === ours || r.target === other);
-  const out: number[] = [];
+  const out: [R, R][] = [];
   for (let i = 0; i + 1 < block.length; i += 2) {
     const [x, y] = [block[i], block[i + 1]];
     const [o, t] = x.target === ours ? [x, y] : [y, x];
     if (o.target !== ours || t.target !== other) continue;
-    const ov = value(o);
-    const tv = value(t);
-    out.push(tv > 0 ? ov / tv : NaN);
+    out.push([o, t]);
   }
   return out;
+}
+
+/** The ratios of `ours` over `other` between adjacent runs of an ABBA block (adjacentPairs), in the order run. */
+export function adjacentRatios<R extends { target: Target }>(runs: readonly R[], value: (r: R) => number, ours: Target = PAIRED[0], other: Target = PAIRED[1]): number[] {
+  return adjacentPairs(runs, ours, other).map(([o, t]) => {
+    const tv = value(t);
+    return tv > 0 ? value(o) / tv : NaN;
+  });
 }

@@ -134,3 +134,33 @@ export function runQueueWaitUs(pid: number | undefined): number | undefined {
   }
   return Number.isFinite(ns) ? ns / 1000 : undefined;
 }
+
+/** A process's read and write system calls and the bytes it handed to writes so far (/proc/<pid>/io). */
+export function procIo(pid: number): { syscr: number; syscw: number; wchar: number } {
+  const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const field = (key: string): number => Number(new RegExp(`^${key}:\\s*(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { syscr: field('syscr'), syscw: field('syscw'), wchar: field('wchar') };
+}
+
+/** The CPU a process's main thread last ran on (/proc/<pid>/stat, field 39); undefined once it is gone. */
+function lastCpu(pid: number): number | undefined {
+  const stat = read(`/proc/${pid}/stat`);
+  return stat === undefined ? undefined : Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[36]);
+}
+
+/** Samples, every `everyMs` until stopped, whether two processes' main threads last ran on one CPU: the share of samples that did. */
+export function sampleSameCpu(a: number, b: number, everyMs: number): () => number {
+  let same = 0;
+  let all = 0;
+  const timer = setInterval(() => {
+    const x = lastCpu(a);
+    const y = lastCpu(b);
+    if (x === undefined || y === undefined) return;
+    all += 1;
+    if (x === y) same += 1;
+  }, everyMs);
+  return () => {
+    clearInterval(timer);
+    return all === 0 ? NaN : same / all;
+  };
+}
