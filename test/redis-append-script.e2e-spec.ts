@@ -124,6 +124,30 @@ describe('the append script, on a real Redis (e2e)', () => {
     expect([await firstKept(), await redis.xlen('t:events')]).toEqual([27, 10]);
   });
 
+  it('sends its XADD without MINID while the task has fewer than maxlen events (nothing to trim), with it from maxlen on', async () => {
+    const monitor = await redis.monitor();
+    const xadds: string[] = [];
+    try {
+      // MONITOR feeds the commands in the order Redis ran them: once it shows this PING, it showed the XADDs before it.
+      const seenAll = new Promise<void>((resolve) =>
+        monitor.on('monitor', (_time: string, args: string[]) => {
+          const name = String(args[0]).toLowerCase();
+          if (name === 'xadd') xadds.push(args.slice(1, 5).join(' '));
+          if (name === 'ping' && args[1] === 'appended') resolve();
+        }),
+      );
+      const maxlen = 3;
+      expect(await append(argv([event(1), event(2)], 'lease-1', false, { maxlen }))).toBe(1);
+      expect(await append(argv([event(3), event(4)], 'lease-1', false, { maxlen }))).toBe(1);
+      await redis.ping('appended');
+      await seenAll;
+    } finally {
+      monitor.disconnect();
+    }
+    expect(xadds).toEqual(['t:events 1-1 f -', 't:events 2-1 f -', 't:events MINID ~ 1', 't:events MINID ~ 1']);
+    expect(await redis.xlen('t:events')).toBe(4);
+  });
+
   it('stores only the head for an empty batch (a snapshot-only call)', async () => {
     expect(await append(argv([], 'lease-1', true, { snapshot: true }, ['{"id":"t"}']))).toBe(1);
     expect(await redis.xlen('t:events')).toBe(0);
