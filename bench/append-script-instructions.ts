@@ -1,10 +1,12 @@
 /**
- * `node -r ts-node/register/transpile-only bench/append-script-instructions.ts [calls=3000]`
+ * `node -r ts-node/register/transpile-only bench/append-script-instructions.ts [calls=3000] [events=1] [maxlen=1000]`
  *
  * Instructions Redis executes for the append script (APPEND_SCRIPT), counted, not timed: a
  * redis-server of its own runs under `valgrind --tool=cachegrind --cache-sim=no`, takes `calls`
- * EVALSHA calls of one ~300 B tool-frame event each (one in flight, as a paced stream sends
- * them), then shuts down. Prints the instructions in all (this includes the server's start, its
+ * EVALSHA calls of `events` ~300 B tool-frame events each (one in flight, as a paced stream sends
+ * them: its calls carry a tool call's two frames), the head's maxlen at `maxlen` (the store's
+ * maxEventsPerTask; the default 1,000 trims the stream from the 1,000th event on, 10,000 is the
+ * store's default, under which a task of fewer events is never trimmed), then shuts down. Prints the instructions in all (this includes the server's start, its
  * timers and shutdown, which move with wall time: compare the functions, or runs of 0 calls)
  * and the functions that took most, per call. Needs valgrind and cg_annotate. Run it from
  * `git archive` copies of two commits (it loads the copy's script).
@@ -21,6 +23,8 @@ import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '..
 import { ShaScript } from '../src/a2a/store/redis-scripts';
 
 const calls = Number(process.argv[2] ?? 3_000);
+const eventsPerCall = Number(process.argv[3] ?? 1);
+const maxlen = Number(process.argv[4] ?? 1_000);
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -53,9 +57,10 @@ async function main(): Promise<void> {
   const keys = ['toolstream:task:t', 'toolstream:events:t', 'toolstream:owner:o'].map((key) => Buffer.from(key));
   const taskPart = appendTaskPart('lease-1', 'toolstream:channel:t');
   const json = JSON.stringify({ artifactUpdate: { taskId: 't', contextId: 'c', artifact: { artifactId: 'a', parts: [{ text: 'x'.repeat(200) }] } } });
-  for (let seq = 1; seq <= calls; seq++) {
-    const head: AppendHead = { maxlen: 1_000, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: seq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false };
-    if ((await script.call(keys, [encodeAppend(head, taskPart, [new TaskEvent(seq, json, true)])])) !== 1) throw new Error('the append was refused');
+  for (let call = 0; call < calls; call++) {
+    const batch = Array.from({ length: eventsPerCall }, (_, i) => new TaskEvent(call * eventsPerCall + i + 1, json, true));
+    const head: AppendHead = { maxlen, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: batch[batch.length - 1].seq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false };
+    if ((await script.call(keys, [encodeAppend(head, taskPart, batch)])) !== 1) throw new Error('the append was refused');
   }
   void redis.shutdown('NOSAVE').catch(() => undefined);
   await exited;
@@ -63,7 +68,7 @@ async function main(): Promise<void> {
   await sleep(100);
   const annotated = spawnSync('cg_annotate', [out], { encoding: 'utf8' }).stdout;
   const total = Number(/([\d,]+) \([\d. ]+%\)\s+PROGRAM TOTALS/.exec(annotated)?.[1].replace(/,/g, '') ?? readFileSync(out, 'utf8').match(/summary: (\d+)/)?.[1]);
-  console.log(`${calls} calls: ${total.toLocaleString('en')} instructions in all (${calls > 0 ? (total / calls).toFixed(0) : '-'} per call, the server's start and timers included)`);
+  console.log(`${calls} calls of ${eventsPerCall} event(s), maxlen ${maxlen}: ${total.toLocaleString('en')} instructions in all (${calls > 0 ? (total / calls).toFixed(0) : '-'} per call, the server's start and timers included)`);
   const rows = [...annotated.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$/gm)].filter(([, , name]) => !name.includes('PROGRAM TOTALS')).slice(0, 15);
   for (const [, ir, name] of rows) console.log(`  ${(Number(ir.replace(/,/g, '')) / Math.max(calls, 1)).toFixed(0).padStart(7)} per call  ${name}`);
   rmSync(dir, { recursive: true, force: true });
