@@ -5,7 +5,7 @@
  * (a tool call every 50 ms each) of `toolCalls` calls, `reps` times per target (comma-separated
  * targets take turns), on a redis-server of its own. Prints each repetition's p50 / p99
  * publish-to-client latency, the p99 of the first, middle and last tenth of each task's frames,
- * server CPU per frame, Redis socket reads per frame (INFO total_reads_processed: fewer when
+ * server CPU per frame, Redis's own CPU per frame (INFO cpu, user + system), Redis socket reads per frame (INFO total_reads_processed: fewer when
  * commands share writes) and the time Redis spent per frame in the commands that took most
  * (INFO commandstats; a script's time includes the commands it ran, which are listed too). `prefill` = `<tasks>x<calls>` first runs that many tasks
  * flat out (10 at a time, untimed) on each target, as the servers and the Redis of a full bench
@@ -40,6 +40,12 @@ import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
 import { commandTimes } from './lib/redis-command-times';
 import { runRecord } from './lib/server-pool';
 import { withRedisServerPool } from './lib/with-redis-server-pool';
+
+/** Redis's own CPU so far (user + system), in µs. */
+async function redisCpuUs(client: Redis): Promise<number> {
+  const info = await client.info('cpu');
+  return (Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])) * 1e6;
+}
 
 async function readsProcessed(client: Redis): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? NaN);
@@ -81,17 +87,19 @@ async function main(): Promise<void> {
         await client.config('RESETSTAT');
         const server = await pool.server(target);
         if (allocationDir) await server.startAllocationProfile(survivorsOnly);
+        const redisCpuAtStart = await redisCpuUs(client);
         const measured = await pool.run(target, 100, scenario, 60_000, undefined, { watchGc: true, warmFirst: warmBefore });
         const pauses = measured.gc as GcDuringRun;
         const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
         if (allocationFile) await server.stopAllocationProfile(allocationFile);
         const r = runRecord(measured, rep, scenario);
+        const redisCpuPerFrame = ((await redisCpuUs(client)) - redisCpuAtStart) / r.frames;
         const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
         const phase = phases ? `${phases.first.p99Ms.toFixed(2)} / ${phases.middle.p99Ms.toFixed(2)} / ${phases.last.p99Ms.toFixed(2)}` : '-';
         console.log(
           `${target} rep ${rep}: p50 ${r.latencyP50Ms.toFixed(2)} ms, p99 ${r.latencyP99Ms.toFixed(2)} ms (first / middle / last tenth: ${phase}), ` +
-            `server CPU ${r.serverCpuPerFrameUs.toFixed(1)} µs/frame, Redis reads ${((await readsProcessed(client)) / r.frames).toFixed(3)}/frame, ` +
+            `server CPU ${r.serverCpuPerFrameUs.toFixed(1)} µs/frame, Redis CPU ${redisCpuPerFrame.toFixed(1)} µs/frame, Redis reads ${((await readsProcessed(client)) / r.frames).toFixed(3)}/frame, ` +
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
