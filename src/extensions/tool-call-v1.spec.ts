@@ -195,6 +195,22 @@ describe('tool-call-v1 contract', () => {
     });
   });
 
+  it("reads the other phases' fields, timestamp and parentToolCallId as own fields: inherited ones are not the frame's, an own undefined one is", () => {
+    const inherited = Object.assign(Object.create({ args: { a: 1 }, error: 'e', timestamp: 5, parentToolCallId: 7 }) as object, {
+      toolCallId: 'c',
+      name: 'n',
+      phase: 'completed',
+      result: 1,
+    });
+    expect(checkToolCallFrame(inherited)).toEqual({ toolCallId: 'c', name: 'n', phase: 'completed', result: 1 });
+    const completed = { toolCallId: 'c', name: 'n', phase: 'completed' };
+    expect(checkToolCallFrame({ ...completed, args: undefined })).toBe('"args" belongs to phase started, not completed');
+    expect(checkToolCallFrame({ ...completed, error: undefined })).toBe('"error" belongs to phase failed, not completed');
+    expect(checkToolCallFrame({ ...completed, phase: 'started', result: undefined })).toBe('"result" belongs to phase completed, not started');
+    expect(checkToolCallFrame({ ...completed, timestamp: undefined })).toBe('timestamp must be a string, got a undefined');
+    expect(checkToolCallFrame({ ...completed, parentToolCallId: 7 })).toBe('parentToolCallId must be a string, got a number');
+  });
+
   describe('hostile input never throws and never pollutes prototypes', () => {
     const cyclic: Record<string, unknown> = { toolCallId: 'c', name: 'n', phase: 'started' };
     cyclic.args = cyclic;

@@ -108,13 +108,15 @@ function checkPayload(payload: unknown): ToolCallArtifactData | string {
   const p: ToolCallPhase = phase;
   // Each phase's field by name, in TOOL_CALL_PHASES' order: a field looked up by a variable
   // name (PHASE_FIELD[other], payload[field]) is a megamorphic keyed load, on every frame.
-  if (p !== 'started' && hasOwn(payload, 'args')) return `"args" belongs to phase started, not ${p}`;
-  if (p !== 'completed' && hasOwn(payload, 'result')) return `"result" belongs to phase completed, not ${p}`;
-  if (p !== 'failed' && hasOwn(payload, 'error')) return `"error" belongs to phase failed, not ${p}`;
+  // A field that is not `in` the payload is not its own: the absent fields (most of these, on
+  // every frame) are answered without a call to hasOwnProperty.
+  if (p !== 'started' && 'args' in payload && hasOwn(payload, 'args')) return `"args" belongs to phase started, not ${p}`;
+  if (p !== 'completed' && 'result' in payload && hasOwn(payload, 'result')) return `"result" belongs to phase completed, not ${p}`;
+  if (p !== 'failed' && 'error' in payload && hasOwn(payload, 'error')) return `"error" belongs to phase failed, not ${p}`;
   const timestamp = payload.timestamp;
-  if (hasOwn(payload, 'timestamp') && typeof timestamp !== 'string') return `timestamp must be a string, got ${describe(timestamp)}`;
+  if (typeof timestamp !== 'string' && 'timestamp' in payload && hasOwn(payload, 'timestamp')) return `timestamp must be a string, got ${describe(timestamp)}`;
   const parent = payload.parentToolCallId;
-  if (hasOwn(payload, 'parentToolCallId') && parent !== undefined) {
+  if (parent !== undefined && hasOwn(payload, 'parentToolCallId')) {
     if (typeof parent !== 'string') return `parentToolCallId must be a string, got ${describe(parent)}`;
     if (parent.length === 0) return 'parentToolCallId must not be empty';
   }
