@@ -398,54 +398,6 @@ describe('TASK_EVENT_PACKING (a task\'s events in blocks)', () => {
     expect((same.close(big).bytes as Buffer).buffer).toBe((big.bytes as Buffer).buffer);
   });
 
-  it('keeps an open block\'s ASCII events as bytes in pages, no string each (any other text as its string), and reads them back across pages', () => {
-    type Pages = { pages: Buffer[]; side: unknown[] | undefined; used: number };
-    const logged: TaskEvent[] = [status(1)];
-    // Enough for several pages, and one frame larger than a page.
-    for (let seq = 2; seq <= 120; seq++) logged.push(frame(seq, seq === 60 ? 'y'.repeat(5_000) : `call_${seq >> 1}`, seq % 3 !== 0));
-    const open = new OpenTaskEventBlock(1);
-    for (const event of logged) open.add(event);
-    const inside = open as unknown as Pages;
-    expect(inside.side).toBeUndefined();
-    expect(inside.pages.length).toBeGreaterThan(2);
-    expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
-    expect(logged.map((event) => open.weight(event.seq))).toEqual(logged.map((event) => event.weight));
-    // Text that is not ASCII (in the frame, or in an id kept before it) stays a string, that event's only.
-    logged.push(frame(121, 'é'), frame(122, 'ü', false), frame(123, 'call_z'));
-    for (const event of logged.slice(-3)) open.add(event);
-    expect(inside.side?.filter((entry) => typeof entry === 'string')).toHaveLength(2);
-    expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
-    expect(logged.map((event) => open.weight(event.seq))).toEqual(logged.map((event) => event.weight));
-    // A kept block's last page is cut to what it holds.
-    open.fit();
-    expect(inside.pages[inside.pages.length - 1].length).toBe(inside.used);
-    expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
-    const closed = open.close();
-    expect(logged.map((event) => readable(closed.get(event.seq)))).toEqual(logged.map(readable));
-    // A small kept block (a page) keeps its text as one string, and reads the same.
-    const few = [status(1), frame(2, 'call_1'), frame(3, 'call_1', false), frame(4, 'ü'), status(5, true)];
-    const small = new OpenTaskEventBlock(1);
-    for (const event of few) small.add(event);
-    small.fit();
-    expect((small as unknown as Pages).pages).toEqual([]);
-    expect(typeof (small as unknown as { text: unknown }).text).toBe('string');
-    expect(few.map((event) => readable(small.get(event.seq)))).toEqual(few.map(readable));
-    expect(few.map((event) => small.weight(event.seq))).toEqual(few.map((event) => event.weight));
-    expect(few.map((event) => readable(small.close().get(event.seq)))).toEqual(few.map(readable));
-  });
-
-  it('an open block takes over the pages of the one its log closed before it: a long task\'s open blocks need no new ones', () => {
-    const log = new EventLog<TaskEvent>(12, (event) => event.weight, 1, { ...TASK_EVENT_PACKING, block: 40 });
-    const pages = new Set<ArrayBufferLike>();
-    for (let seq = 1; seq <= 4_000; seq++) {
-      log.append(frame(seq, `call_${1000 + (seq >> 1)}`));
-      const opened = (log as unknown as { opened?: { pages: Buffer[] } }).opened;
-      for (const page of opened?.pages ?? []) pages.add(page.buffer);
-    }
-    // ~100 blocks of 40 frames (two pages each): the first block's pages, and one more now and then when the next needs more room.
-    expect(pages.size).toBeLessThanOrEqual(4);
-  });
-
   it('in a log, reads back any event it retains after any appends, trims and packs', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 9 }), fc.boolean(), fc.integer({ min: 0, max: 5 })), { maxLength: 120 }), fc.integer({ min: 1, max: 40 }), (steps, capacity) => {

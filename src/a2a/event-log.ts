@@ -47,10 +47,9 @@ export interface EventPacking<T> {
   /**
    * With it, each event that leaves the hot ones goes at once into an open block (made by this),
    * which is closed once it holds `block` events or `blockWeight`: no event older than the hot
-   * ones is kept as an object, even in a log that never fills a block. `previous` is the block
-   * its log closed last, whose room the new one may take over.
+   * ones is kept as an object, even in a log that never fills a block.
    */
-  open?(firstSeq: number, previous?: OpenEventBlock<T>): OpenEventBlock<T>;
+  open?(firstSeq: number): OpenEventBlock<T>;
 }
 
 /** The blocks of a log that has packed none: one frozen array for all of them. */
@@ -82,8 +81,6 @@ export class EventLog<T> {
   private opened?: OpenEventBlock<T>;
   /** The block dropped last, until the next block closes (which may take over its room). */
   private spare?: EventBlock<T>;
-  /** The open block closed last, until the next one opens (which may take over its room for more events). */
-  private closed?: OpenEventBlock<T>;
 
   /** Sum of the retained events' weights. */
   private weight = 0;
@@ -160,8 +157,6 @@ export class EventLog<T> {
     if (packing?.open) {
       while (this.tailFirst <= this.last) this.openOldest(packing);
       if (this.opened) this.closeOpened();
-      // A packed log takes no more events, so no block opens again.
-      this.closed = undefined;
     } else if (packing) this.packTail(this.last - this.tailFirst + 1);
   }
 
@@ -178,7 +173,6 @@ export class EventLog<T> {
       this.opened?.fit();
     }
     this.spare = undefined;
-    this.closed = undefined;
     this.tail = this.tail.slice(this.tailStart);
     this.tailStart = 0;
   }
@@ -207,13 +201,6 @@ export class EventLog<T> {
     if (!Number.isInteger(seq) || seq < this.first || seq > this.last) return undefined;
     if (seq >= this.tailFirst) return this.tail[this.tailStart + seq - this.tailFirst];
     return this.blockOf(seq).get(seq);
-  }
-
-  /** The weight of the event with this sequence number (retained; 0 without a `weigh` function), read without making it again. */
-  weightOf(seq: number): number {
-    if (!this.weigh) return 0;
-    if (seq >= this.tailFirst) return this.weigh(this.tail[this.tailStart + seq - this.tailFirst] as T);
-    return this.blockOf(seq).weight(seq);
   }
 
   /** Whether every event after `seq` is still here to be replayed. */
@@ -271,8 +258,7 @@ export class EventLog<T> {
     }
     let opened = this.opened;
     if (!opened) {
-      opened = this.opened = packing.open?.(seq, this.closed) as OpenEventBlock<T>;
-      this.closed = undefined;
+      opened = this.opened = packing.open?.(seq) as OpenEventBlock<T>;
       // A log's first block makes a list of one (a push into an empty list reserves room for 17).
       if (this.blocks === NO_BLOCKS) this.blocks = [opened];
       else this.blocks.push(opened);
@@ -283,8 +269,7 @@ export class EventLog<T> {
 
   /** The open block (the log's last block), closed in its place; events of it already dropped stay unread, as they were. */
   private closeOpened(): void {
-    this.closed = this.opened as OpenEventBlock<T>;
-    this.blocks[this.blocks.length - 1] = this.closed.close(this.spare);
+    this.blocks[this.blocks.length - 1] = (this.opened as OpenEventBlock<T>).close(this.spare);
     this.opened = undefined;
     this.spare = undefined;
   }

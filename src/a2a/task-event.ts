@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { StreamResponse } from '@a2a-js/sdk';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_MEDIA_TYPE } from '../extensions';
@@ -296,17 +297,6 @@ export function toolFrameEventWeight(head: string, varying: number, lastChunk: b
   return head.length + varying + toolIdMiddle(head).length + (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length;
 }
 
-/**
- * A tool frame event's frame JSON, as a log gives the event back: its own, or cut out of its
- * whole JSON (a block whose tool frames have another head keeps such an event whole), which
- * the task made from these parts.
- */
-export function frameJsonOf(event: TaskEvent, head: string, idPart: string, lastChunk: boolean): string {
-  if (event instanceof ToolFrameEvent) return event.frameJson;
-  const json = event.json;
-  return json.slice(head.length + idPart.length + toolIdMiddle(head).length, json.length - (lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON).length);
-}
-
 const TOOL_FRAME = 1;
 const TERMINAL = 2;
 /** A ToolFrameEvent kept as its frame (and, with SPLIT, its id part before it). */
@@ -318,6 +308,11 @@ const SPLIT = 16;
 const FLAGS = 32;
 /** Slots in each chunk of an open block's list (one per event). */
 const CHUNK = 128;
+/** An open block's marks per event (LAST_MARK, SIDE_MARK), and how many events share one number of its list (small integers). */
+const MARK_BITS = 2;
+const MARKS_PER = 15;
+const LAST_MARK = 1;
+const SIDE_MARK = 2;
 
 /** How a tool frame's JSON starts: its tool call id first (the wire order, see tool-call-v1.ts). */
 const FRAME_ID_OPENING = '{"toolCallId":"';
@@ -354,6 +349,29 @@ function bytesStringEnd(bytes: Buffer, from: number): number {
   return -1;
 }
 
+/**
+ * The pieces (`length` characters in all) as bytes outside the JS heap, one per character, or
+ * undefined when one of them is not ASCII. A closed block lives until its log drops it (in a
+ * task of 30,000 calls, ~10,000 events: past two scavenges), so a string of it is copied by the
+ * young generation and promoted; bytes in a Buffer are not copied (only its small wrapper is).
+ */
+function asciiBytes(pieces: readonly string[], length: number, spare: Buffer | undefined): Buffer | undefined {
+  // A dropped block's room is taken over when it fits (a long task's blocks come and go at about the same size): no new
+  // memory outside the heap per block, which V8 counts towards starting a mark-compact until one frees the old block's.
+  // Not a room much larger than the block: what a kept block holds stays within an eighth of its text (and 4 KiB).
+  const room = spare?.buffer;
+  const fits = room !== undefined && room.byteLength >= length && room.byteLength <= roomFor(length) + (length >> 3);
+  const bytes = Buffer.from(fits ? room : Buffer.allocUnsafeSlow(roomFor(length)).buffer, 0, length);
+  let at = 0;
+  for (const piece of pieces) {
+    // A piece that is not ASCII takes more bytes than characters, or is cut short at the end with bytes above 127 written (isAscii).
+    const written = bytes.write(piece, at, 'utf8');
+    if (written !== piece.length) return undefined;
+    at += written;
+  }
+  return isAscii(bytes) ? bytes : undefined;
+}
+
 /** A block's bytes rounded up, so that a later block of about the same size fits in them. */
 function roomFor(length: number): number {
   return Math.ceil((length + 1) / 4096) * 4096;
@@ -376,276 +394,131 @@ function pairAt(pairs: readonly (string | number)[], index: number): number {
   return 2 * lo + 1;
 }
 
-/** The bytes of an open block's page (events are not split across pages; a larger event gets a page of its own size). */
-const PAGE = 4096;
-/** An open block's event whose text is not ASCII: kept as a string in `side` (none of its bytes in the pages). */
-const ASIDE = 32;
-const OPEN_FLAGS = 64;
-/** A kept block's last page is cut to what it holds when more than this is free in it. */
-const FIT_SLACK = 512;
-/** A kept block of one page holding at most this much text keeps it as one string instead. */
-const FIT_STRING = 4096;
-/** A kept block's last chunk of ends is a list (not a typed array) when it holds at most this many. */
-const FIT_LIST = 64;
-
 /**
- * The events leaving a task's hot ones, kept as they come (see EventPacking.open), as the bytes
- * of their text (one per character, when it is ASCII) in pages outside the JS heap: no event
- * object and no string per event. A running task's strings were promoted with it, one per frame
- * (~130 B each at 1,000 streams: half of what the young generation promoted); bytes are not
- * copied, only a page's small wrapper every few KiB. Of a tool frame's event that is its frame's
- * JSON (the id part reads back from it, idInFrame, else it goes before the frame: SPLIT); any
- * other event's its JSON. A text that is not ASCII is kept as its string aside. Per event one
- * number: where its text ends and its flags, as TaskEventBlock keeps them, into which it is
- * closed once full (the pages copied into one room).
+ * The events leaving a task's hot ones, kept as they come (see EventPacking.open): one string
+ * each, no event object and no copy. Of a tool frame's event that is its frame's JSON: the
+ * id part reads back from it (idInFrame), else it is kept aside. Any other event keeps its JSON
+ * and, aside, its flags. An event a live stream has taken then dies young instead of being
+ * promoted with its running task, and a kept task is its strings and a few lists, not an
+ * object per event. Once full it is closed into a TaskEventBlock (one string for all of it).
  */
 export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
   addedWeight = 0;
-  /** The pages, oldest first; the last one takes the next events. */
-  private pages: Buffer[] = [];
-  /** Where each page starts in the block's text (a page's unused end is not part of it). */
-  private pageStarts: number[] = [];
-  /** Bytes used in the last page. */
-  private used = 0;
-  /** The length of the block's text (in its pages). */
-  private length = 0;
   /**
-   * Per event: where its text ends × OPEN_FLAGS plus its flags (TaskEventBlock's, and ASIDE), in
-   * chunks of CHUNK made at their full size, outside the JS heap too (a list's slots were promoted
-   * with a running task, 8 B per event).
+   * One slot per event (a tool frame's frame JSON, any other's JSON) in chunks of CHUNK made at
+   * their full size. Every slot of a running task's lists is promoted with it, and a list grown
+   * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
-  private ends: (Float64Array | number[])[] = [];
-  /** The ASIDE events' texts by index (index, text, …); none for most blocks. */
+  private chunks: string[][] = [];
+  /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
+  private marks: number[] = [];
+  /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
   private side: (string | number)[] | undefined;
-  /** Per SPLIT event, by index: its index and the length of its id part (undefined when there is none). */
-  private splits: number[] | undefined;
   /** The tool frames' head (one task, one head). */
   private head: string | undefined;
-  /** Pages of the block its log closed before this one, taken before new ones (a long task's blocks need no new bytes). */
-  private free: Buffer[] | undefined;
-  /** A small block's text once it is fit (no pages then). */
-  private text: string | undefined;
 
-  constructor(firstSeq: number, previous?: OpenTaskEventBlock) {
+  constructor(firstSeq: number) {
     super(firstSeq, 0);
-    if (previous && previous.pages.length > 0) {
-      this.free = previous.pages.reverse();
-      previous.pages = [];
-    }
   }
 
   add(event: TaskEvent): void {
     const i = this.count;
-    let bits: number;
-    let text: string;
-    let id: string | undefined;
+    if (i % MARKS_PER === 0) this.marks.push(0);
+    const at = i % CHUNK;
+    if (at === 0) this.chunks.push(new Array<string>(CHUNK));
+    const chunk = this.chunks[this.chunks.length - 1];
+    let mark: number;
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
-      text = event.frameJson;
-      bits = COMPACT + (event.lastChunk ? LAST : 0);
+      const text = (chunk[at] = event.frameJson);
+      mark = event.lastChunk ? LAST_MARK : 0;
       if (!idInFrame(event.idPart, text)) {
-        id = event.idPart;
-        bits += SPLIT;
-        (this.splits ??= []).push(i, id.length);
+        mark += SIDE_MARK;
+        (this.side ??= []).push(i, event.idPart);
       }
     } else {
-      text = event.json;
-      bits = (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0);
+      chunk[at] = event.json;
+      mark = SIDE_MARK;
+      (this.side ??= []).push(i, (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0));
     }
-    if (!this.write(id, text)) {
-      bits += ASIDE;
-      (this.side ??= []).push(i, id === undefined ? text : joined(id, text));
-    }
-    const at = i % CHUNK;
-    if (at === 0) this.ends.push(new Float64Array(CHUNK));
-    this.ends[this.ends.length - 1][at] = this.length * OPEN_FLAGS + bits;
+    if (mark !== 0) this.marks[(i / MARKS_PER) | 0] |= mark << (MARK_BITS * (i % MARKS_PER));
     this.count = i + 1;
     this.addedWeight += event.weight;
   }
 
   get(seq: number): TaskEvent {
     const i = seq - this.firstSeq;
-    const packed = this.packed(i);
-    const bits = packed % OPEN_FLAGS;
-    const text = this.textOf(i, packed);
-    if ((bits & COMPACT) === 0) return new TaskEvent(seq, text, (bits & TOOL_FRAME) !== 0, (bits & TERMINAL) !== 0);
-    const last = (bits & LAST) !== 0;
-    if ((bits & SPLIT) === 0) return new ToolFrameEvent(seq, this.head as string, idFromFrame(text, 0), text, last);
-    const split = this.splitOf(i);
-    return new ToolFrameEvent(seq, this.head as string, text.slice(0, split), text.slice(split), last);
+    const text = this.text(i);
+    const mark = this.mark(i);
+    if ((mark & SIDE_MARK) === 0) return new ToolFrameEvent(seq, this.head as string, idFromFrame(text, 0), text, (mark & LAST_MARK) !== 0);
+    const aside = this.aside(i);
+    if (typeof aside === 'number') return new TaskEvent(seq, text, (aside & TOOL_FRAME) !== 0, (aside & TERMINAL) !== 0);
+    return new ToolFrameEvent(seq, this.head as string, aside, text, (mark & LAST_MARK) !== 0);
   }
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
-    const packed = this.packed(i);
-    const bits = packed % OPEN_FLAGS;
-    const end = Math.floor(packed / OPEN_FLAGS);
-    const start = this.startOf(i);
-    if ((bits & ASIDE) !== 0) {
-      const text = this.asideOf(i);
-      if ((bits & COMPACT) === 0) return text.length;
-      const id = (bits & SPLIT) !== 0 ? 0 : stringEnd(text, FRAME_ID_AT) - FRAME_ID_AT;
-      return toolFrameEventWeight(this.head as string, text.length + id, (bits & LAST) !== 0);
-    }
-    if ((bits & COMPACT) === 0) return end - start;
-    let id = 0;
-    if ((bits & SPLIT) === 0 && this.text !== undefined) id = stringEnd(this.text, start + FRAME_ID_AT) - start - FRAME_ID_AT;
-    else if ((bits & SPLIT) === 0) {
-      const page = this.pageOf(start);
-      const from = this.pageStarts[page];
-      id = bytesStringEnd(this.pages[page], start - from + FRAME_ID_AT) + from - start - FRAME_ID_AT;
-    }
-    return toolFrameEventWeight(this.head as string, end - start + id, (bits & LAST) !== 0);
+    const text = this.text(i);
+    const mark = this.mark(i);
+    const last = (mark & LAST_MARK) !== 0;
+    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(text, FRAME_ID_AT) - FRAME_ID_AT + text.length, last);
+    const aside = this.aside(i);
+    return typeof aside === 'number' ? text.length : toolFrameEventWeight(this.head as string, aside.length + text.length, last);
   }
 
   close(spare?: EventBlock<TaskEvent>): TaskEventBlock {
     const count = this.count;
+    const side = this.side ?? [];
+    let ids = 0;
+    for (let s = 1; s < side.length; s += 2) if (typeof side[s] === 'string') ids += 1;
+    // Made at their full size: no list grown by pushes, and no copy of the parts but the joined one.
+    const texts = new Array<string>(count + ids);
     const ends = new Array<number>(count);
-    let json: string | Buffer;
-    if (this.side === undefined && this.text !== undefined) {
-      for (let i = 0; i < count; i++) {
-        const packed = this.packed(i);
-        ends[i] = Math.floor(packed / OPEN_FLAGS) * FLAGS + (packed % OPEN_FLAGS);
+    let splits: number[] | undefined;
+    let end = 0;
+    let p = 0;
+    let s = 1;
+    for (let i = 0; i < count; i++) {
+      const text = this.text(i);
+      const mark = this.mark(i);
+      let bits = COMPACT + ((mark & LAST_MARK) !== 0 ? LAST : 0);
+      if ((mark & SIDE_MARK) !== 0) {
+        // The side entries are in index order: the next one is this event's.
+        const aside = side[s];
+        s += 2;
+        if (typeof aside === 'number') bits = aside;
+        else {
+          texts[p++] = aside;
+          end += aside.length;
+          (splits ??= []).push(i, aside.length);
+          bits += SPLIT;
+        }
       }
-      json = this.text;
-    } else if (this.side === undefined) {
-      // All of it in the pages: copied into one room (a dropped block's when it fits, as asciiBytes takes it).
-      const length = this.length;
-      const room = spare instanceof TaskEventBlock ? spare.bytes?.buffer : undefined;
-      const fits = room !== undefined && room.byteLength >= length && room.byteLength <= roomFor(length) + (length >> 3);
-      const bytes = Buffer.from(fits ? room : Buffer.allocUnsafeSlow(roomFor(length)).buffer, 0, length);
-      for (let p = 0; p < this.pages.length; p++) {
-        const from = this.pageStarts[p];
-        const to = p + 1 < this.pages.length ? this.pageStarts[p + 1] : length;
-        this.pages[p].copy(bytes, from, 0, to - from);
-      }
-      for (let i = 0; i < count; i++) {
-        const packed = this.packed(i);
-        ends[i] = Math.floor(packed / OPEN_FLAGS) * FLAGS + (packed % OPEN_FLAGS);
-      }
-      json = bytes;
-    } else {
-      // Some text is not ASCII: the block is one string, as a block of such events always was.
-      const texts = new Array<string>(count);
-      let end = 0;
-      for (let i = 0; i < count; i++) {
-        const packed = this.packed(i);
-        texts[i] = this.textOf(i, packed);
-        end += texts[i].length;
-        ends[i] = end * FLAGS + ((packed % OPEN_FLAGS) & ~ASIDE);
-      }
-      json = texts.join('');
+      texts[p++] = text;
+      end += text.length;
+      ends[i] = end * FLAGS + bits;
     }
-    return new TaskEventBlock(this.firstSeq, json, ends, this.splits, this.head ?? '');
+    return new TaskEventBlock(this.firstSeq, asciiBytes(texts, end, spare instanceof TaskEventBlock ? spare.bytes : undefined) ?? texts.join(''), ends, splits, this.head ?? '');
   }
 
-  /** Lets go of the room for more events: the last chunk and the last page cut to what they hold, no free pages. */
+  /** The last chunk cut to what it holds. */
   fit(): void {
-    this.free = undefined;
-    const last = this.ends.length - 1;
+    const last = this.chunks.length - 1;
     const used = this.count - last * CHUNK;
-    if (last >= 0 && used < CHUNK) {
-      // A few numbers as a list of them: a typed array's wrappers and its memory outside the heap weigh more.
-      const fitted = used <= FIT_LIST ? new Array<number>(used) : new Float64Array(used);
-      for (let i = 0; i < used; i++) fitted[i] = this.ends[last][i];
-      this.ends[last] = fitted;
-    }
-    // A small kept block's text as one string: its page's wrappers and rounded memory outside the heap weigh more than its characters.
-    if (this.pages.length === 1 && this.length <= FIT_STRING) {
-      this.text = this.pages[0].toString('latin1', 0, this.length);
-      this.pages = [];
-      this.pageStarts = [];
-      return;
-    }
-    const page = this.pages.length - 1;
-    if (page < 0 || this.pages[page].length - this.used <= FIT_SLACK) return;
-    if (this.used === 0) {
-      this.pages.pop();
-      this.pageStarts.pop();
-      return;
-    }
-    const fitted = Buffer.allocUnsafeSlow(this.used);
-    this.pages[page].copy(fitted, 0, 0, this.used);
-    this.pages[page] = fitted;
+    if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
   }
 
-  /**
-   * Appends the texts' bytes (the id part, if any, then the text) to the last page, or a new one;
-   * false, with nothing kept, when one of them is not ASCII. Room is made for three bytes per
-   * character (UTF-8's most per UTF-16 unit), so a text is written whole and it is ASCII exactly
-   * when its bytes are as many as its characters.
-   */
-  private write(id: string | undefined, text: string): boolean {
-    const need = 3 * ((id?.length ?? 0) + text.length);
-    let page = this.pages[this.pages.length - 1];
-    if (page === undefined || page.length - this.used < need) page = this.newPage(need);
-    let at = this.used;
-    if (id !== undefined) {
-      const written = page.write(id, at, 'utf8');
-      if (written !== id.length) return false;
-      at += written;
-    }
-    const written = page.write(text, at, 'utf8');
-    if (written !== text.length) return false;
-    at += written;
-    this.length += at - this.used;
-    this.used = at;
-    return true;
+  private text(i: number): string {
+    return this.chunks[(i / CHUNK) | 0][i % CHUNK];
   }
 
-  private newPage(need: number): Buffer {
-    let page: Buffer | undefined;
-    while (this.free !== undefined && page === undefined) {
-      const taken = this.free.pop();
-      if (this.free.length === 0) this.free = undefined;
-      if (taken !== undefined && taken.length >= need) page = taken;
-    }
-    page ??= Buffer.allocUnsafeSlow(Math.max(PAGE, need));
-    this.pages.push(page);
-    this.pageStarts.push(this.length);
-    this.used = 0;
-    return page;
+  private mark(i: number): number {
+    return (this.marks[(i / MARKS_PER) | 0] >> (MARK_BITS * (i % MARKS_PER))) & (LAST_MARK | SIDE_MARK);
   }
 
-  private packed(i: number): number {
-    return this.ends[(i / CHUNK) | 0][i % CHUNK];
-  }
-
-  private startOf(i: number): number {
-    return i === 0 ? 0 : Math.floor(this.packed(i - 1) / OPEN_FLAGS);
-  }
-
-  /** The event's text (its id part first, for a SPLIT one): aside, or decoded from its page (a copy: no read keeps the page alive). */
-  private textOf(i: number, packed: number): string {
-    if ((packed % OPEN_FLAGS & ASIDE) !== 0) return this.asideOf(i);
-    const start = this.startOf(i);
-    if (this.text !== undefined) return this.text.slice(start, Math.floor(packed / OPEN_FLAGS));
-    const page = this.pageOf(start);
-    const from = this.pageStarts[page];
-    return this.pages[page].toString('latin1', start - from, Math.floor(packed / OPEN_FLAGS) - from);
-  }
-
-  /** The page holding the text that starts at `start`: the last one starting at or before it. */
-  private pageOf(start: number): number {
-    const starts = this.pageStarts;
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid] <= start) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  }
-
-  private asideOf(i: number): string {
+  private aside(i: number): string | number {
     const side = this.side as (string | number)[];
-    return side[pairAt(side, i)] as string;
-  }
-
-  private splitOf(i: number): number {
-    const splits = this.splits as number[];
-    return splits[pairAt(splits, i)];
+    return side[pairAt(side, i)];
   }
 }
 
@@ -746,5 +619,5 @@ export const TASK_EVENT_PACKING: EventPacking<TaskEvent> = {
   block: 4096,
   blockWeight: 160 * 1024,
   pack: (events, firstSeq) => TaskEventBlock.of(events, firstSeq),
-  open: (firstSeq, previous) => new OpenTaskEventBlock(firstSeq, previous instanceof OpenTaskEventBlock ? previous : undefined),
+  open: (firstSeq) => new OpenTaskEventBlock(firstSeq),
 };

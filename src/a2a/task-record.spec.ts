@@ -578,30 +578,6 @@ describe('TaskRecord', () => {
     ]);
   });
 
-  it('reads its finished tools\' frames from its log (no string of them in their entries), taking one as a string before its event leaves the log, also on a released hold', () => {
-    const task = newTask(8, 4);
-    const delivered = collector();
-    task.follow(delivered);
-    const strings = (): number => ((task as unknown as { finished?: (unknown[] | undefined)[] }).finished ?? []).flat().filter((slot) => typeof slot === 'string' && slot.startsWith('{')).length;
-    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'started' });
-    task.toolFrame({ toolCallId: 'a', name: 'x', phase: 'completed', result: 'early' });
-    task.toolFrame({ toolCallId: 'q"x', name: 'x', phase: 'failed', error: 'escaped' });
-    expect(strings()).toBe(0);
-    // A hold keeps the log past its capacity; once released, the trim drops those events.
-    const release = task.hold(0);
-    for (let i = 0; i < 12; i++) task.narrate(`line ${i}`);
-    expect(task.log.firstSeq).toBe(1);
-    release();
-    expect(task.log.firstSeq).toBeGreaterThan(4);
-    expect(strings()).toBe(2);
-    expect(task.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual([
-      expect.objectContaining({ toolCallId: 'a', phase: 'completed', result: 'early' }),
-      expect.objectContaining({ toolCallId: 'q"x', phase: 'failed', error: 'escaped' }),
-    ]);
-    // As a shared store writes them: their latest events as they went out.
-    expect((task.snapshotArtifacts() as ToolFrameEvent[]).map(readable)).toEqual(delivered.events.filter((e) => e.seq === 3 || e.seq === 4).map(readable));
-  });
-
   it('does work in proportion to its frames, whatever its tools do and whatever maxFinishedTools is', () => {
     // Map operations, finished entries written and read (index probes, compactions), per frame:
     // a lookup among the kept finished tools per frame, or a compaction per stale entry, would

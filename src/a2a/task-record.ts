@@ -8,7 +8,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { isoTime } from '../common/iso-time';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, frameJsonOf, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
+import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -178,17 +178,14 @@ export class TaskRecord implements TaskView, TaskWriter {
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
    * The finished tools as they finished, oldest first, FINISHED_SLOTS slots each (its tool call
-   * id, its latest frame's JSON or IN_LOG) in chunks made at their full size, and in
-   * `finishedNumbers` two numbers each (its latest event's number and bits, where it first came):
-   * a finished tool is no object of its own and no map entry, and a running task (which at 1,000
-   * streams is promoted with all it holds) keeps two slots per finished tool, and no list or map
-   * table that is copied as it grows. An entry is its tool's latest finish until the tool
-   * finishes or opens again (its id slot is then 0); past maxFinishedTools the oldest goes. Found
-   * by id through `finishedIndex`.
+   * id, its latest frame's JSON, its latest event's number and bits, where it first came) in
+   * chunks made at their full size: a finished tool is no object of its own and no map entry, and
+   * a running task (which at 1,000 streams is promoted with all it holds) keeps four slots per
+   * finished tool, and no list or map table that is copied as it grows. An entry is its tool's
+   * latest finish until the tool finishes or opens again (its id slot is then 0); past
+   * maxFinishedTools the oldest goes. Found by id through `finishedIndex`.
    */
   private finished?: (FinishedSlot[] | undefined)[];
-  /** The finished entries' numbers, NUMBER_SLOTS each, chunk by chunk as `finished`: outside the JS heap (the scavenges do not copy them). */
-  private finishedNumbers?: (Float64Array | undefined)[];
   /**
    * The live finished entries by tool call id: a hash table (open addressing, linear probing) of
    * positions + 1 (0 an empty slot, -1 a removed one), in a typed array (outside the JS heap once
@@ -197,8 +194,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishedIndex?: Float64Array;
   /** The index's slots that are not empty (live and removed ones): it is built again before they are half of it. */
   private indexUsed = 0;
-  /** The finished entries before this position hold their frame's JSON, or are stale (see keepFinishedFrames). */
-  private finishedInLog = 0;
   /** The position of the first slot of `finished[0]`. */
   private finishedBase = 0;
   /** The position of the oldest entry still queued. */
@@ -561,10 +556,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       kept.latest(event);
       return;
     }
-    // The frame's JSON is the log's (read back from it): not a string per finished tool that the running task keeps,
-    // and promotes, besides the log's copy. A log that keeps no more than its hot events (Redis mode's) keeps the string here.
-    const json = this.log.capacity > TASK_EVENT_PACKING.hot ? IN_LOG : event.frameJson;
-    this.finishTool(id, found, json, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
+    this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
   }
 
   /** The answer's artifact; where it first came is this event's place unless it is kept already. */
@@ -603,7 +595,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * its kept tool (if it was open) left to die young; past maxFinishedTools the oldest goes.
    * `json` is its latest frame's JSON, or a restored one's artifact (whose `bits` are -1).
    */
-  private finishTool(id: string, found: KeptTool | number | undefined, json: FinishedJson, bits: number, first: number): void {
+  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number, first: number): void {
     if (found instanceof KeptTool) {
       this.openCount -= 1;
       if (found === this.soloOpen) this.soloOpen = undefined;
@@ -623,24 +615,18 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /** Appends a finished entry; returns its position. */
-  private pushFinished(id: string, json: FinishedJson, bits: number, first: number): number {
+  private pushFinished(id: string, json: string | Artifact, bits: number, first: number): number {
     const chunks = (this.finished ??= []);
-    const numbers = (this.finishedNumbers ??= []);
     const pos = this.finishedEnd;
     const offset = pos - this.finishedBase;
     const index = Math.floor(offset / FINISHED_CHUNK);
-    if (index === chunks.length) {
-      chunks.push(new Array<FinishedSlot>(FINISHED_CHUNK * FINISHED_SLOTS));
-      numbers.push(new Float64Array(FINISHED_CHUNK * NUMBER_SLOTS));
-    }
+    if (index === chunks.length) chunks.push(new Array<FinishedSlot>(FINISHED_CHUNK * FINISHED_SLOTS));
     const chunk = chunks[index] as FinishedSlot[];
     const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
     chunk[at] = id;
     chunk[at + 1] = json;
-    const number = numbers[index] as Float64Array;
-    const n = (offset % FINISHED_CHUNK) * NUMBER_SLOTS;
-    number[n] = bits;
-    number[n + 1] = first;
+    chunk[at + 2] = bits;
+    chunk[at + 3] = first;
     this.finishedEnd = pos + 1;
     return pos;
   }
@@ -654,7 +640,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const chunk = chunks[index];
     const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
     const id = chunk[at];
-    chunk[at] = chunk[at + 1] = 0;
+    chunk[at] = chunk[at + 1] = chunk[at + 2] = chunk[at + 3] = 0;
     this.finishedHead = pos + 1;
     if (typeof id === 'string') {
       this.unindex(id, pos, -1);
@@ -662,12 +648,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     }
     if (at + FINISHED_SLOTS < chunk.length) return;
     // Its chunk is spent: let it go, and now and then the list's spent front.
-    const numbers = this.finishedNumbers as (Float64Array | undefined)[];
     (chunks as (FinishedSlot[] | undefined)[])[index] = undefined;
-    numbers[index] = undefined;
     if (index >= 63 && 2 * (index + 1) >= chunks.length) {
       this.finished = chunks.slice(index + 1);
-      this.finishedNumbers = numbers.slice(index + 1);
       this.finishedBase += (index + 1) * FINISHED_CHUNK;
     }
   }
@@ -675,42 +658,18 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Drops the stale entries (of tools that finished again, or opened again): the live ones are moved to new positions after all given so far. */
   private compactFinished(): void {
     const chunks = this.finished as FinishedSlot[][];
-    const numbers = this.finishedNumbers as Float64Array[];
     const base = this.finishedBase;
     const end = this.finishedEnd;
     const head = this.finishedHead;
     this.finished = [];
-    this.finishedNumbers = [];
     this.finishedBase = this.finishedHead = end;
     for (let pos = head; pos < end; pos++) {
-      const index = Math.floor((pos - base) / FINISHED_CHUNK);
-      const chunk = chunks[index];
+      const chunk = chunks[Math.floor((pos - base) / FINISHED_CHUNK)];
       const at = ((pos - base) % FINISHED_CHUNK) * FINISHED_SLOTS;
-      const n = ((pos - base) % FINISHED_CHUNK) * NUMBER_SLOTS;
       const id = chunk[at];
-      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as FinishedJson, numbers[index][n], numbers[index][n + 1]);
+      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number, chunk[at + 3] as number);
     }
     this.buildIndex();
-    this.finishedInLog = this.finishedHead;
-  }
-
-  /**
-   * The finished entries whose frame JSON is read from the log (IN_LOG) take it as a string before
-   * the log may drop their events, those numbered up to `last`: entries are queued in the order
-   * of their events, so only the oldest are walked, and each at most once. Called by every append
-   * to a full log, with what its trim may drop; a later trim (a hold released) drops no more.
-   */
-  private keepFinishedFrames(last: number): void {
-    if (this.finished === undefined) return;
-    let pos = Math.max(this.finishedInLog, this.finishedHead);
-    for (; pos < this.finishedEnd; pos++) {
-      const chunk = this.finishedChunk(pos);
-      const at = this.finishedAt(pos);
-      const bits = this.finishedBits(pos);
-      if (bits >= 0 && Math.floor(bits / 4) > last) break;
-      if (typeof chunk[at] === 'string' && chunk[at + 1] === IN_LOG) chunk[at + 1] = this.finishedFrameJson(pos);
-    }
-    this.finishedInLog = pos;
   }
 
   /** Whether the entry at this queued position is its tool's latest finish. */
@@ -727,7 +686,7 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Where it first came (see inOrder). */
   private finishedFirst(pos: number): number {
-    return this.finishedNumberChunk(pos)[this.finishedNumberAt(pos) + 1];
+    return this.finishedChunk(pos)[this.finishedAt(pos) + 3] as number;
   }
 
   /** The position of a tool's live finished entry, or -1. */
@@ -804,18 +763,9 @@ export class TaskRecord implements TaskView, TaskWriter {
     return ((pos - this.finishedBase) % FINISHED_CHUNK) * FINISHED_SLOTS;
   }
 
-  /** The chunk holding a finished entry's numbers (finishedNumberAt gives its first: its bits, then where it first came). */
-  private finishedNumberChunk(pos: number): Float64Array {
-    return (this.finishedNumbers as Float64Array[])[Math.floor((pos - this.finishedBase) / FINISHED_CHUNK)];
-  }
-
-  private finishedNumberAt(pos: number): number {
-    return ((pos - this.finishedBase) % FINISHED_CHUNK) * NUMBER_SLOTS;
-  }
-
   /** A finished entry's bits: its latest event's number × 4, plus 1 for a last chunk, plus 2 when JSON escapes some of its id; -1 for a restored one. */
   private finishedBits(pos: number): number {
-    return this.finishedNumberChunk(pos)[this.finishedNumberAt(pos)];
+    return this.finishedChunk(pos)[this.finishedAt(pos) + 2] as number;
   }
 
   /** Its events' id part (as KeptTool.idPart). */
@@ -831,35 +781,25 @@ export class TaskRecord implements TaskView, TaskWriter {
     return bits < 0 ? undefined : Math.floor(bits / 4);
   }
 
-  /** Its latest frame's JSON (a restored one has none): kept in its entry, or read from the log. */
-  private finishedFrameJson(pos: number): string {
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | typeof IN_LOG;
-    if (json !== IN_LOG) return json;
-    const bits = this.finishedBits(pos);
-    return frameJsonOf(this.log.get(Math.floor(bits / 4)) as TaskEvent, this.toolEventHead as string, this.finishedIdPart(pos), bits % 2 === 1);
-  }
-
   /** Its latest event, made again from its parts (as KeptTool.latestEvent); undefined for a restored one. */
   private finishedEvent(pos: number): ToolFrameEvent | undefined {
     const bits = this.finishedBits(pos);
     if (bits < 0 || this.toolEventHead === undefined) return undefined;
-    const json = this.finishedFrameJson(pos);
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
     return new ToolFrameEvent(Math.floor(bits / 4), this.toolEventHead, this.finishedIdPart(pos), json, bits % 2 === 1);
   }
 
   /** Its artifact (as KeptTool.artifact). */
   private finishedArtifact(pos: number): Artifact {
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as FinishedJson;
-    return typeof json === 'object' ? json : toolArtifact(JSON.parse(this.finishedFrameJson(pos)) as ToolCallArtifactData);
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | Artifact;
+    return typeof json === 'string' ? toolArtifact(JSON.parse(json) as ToolCallArtifactData) : json;
   }
 
   /** Its latest event's JSON's bytes (as KeptTool.weight). */
   private finishedWeight(pos: number): number {
     const bits = this.finishedBits(pos);
     if (bits < 0 || this.toolEventHead === undefined) return 0;
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | typeof IN_LOG;
-    // Its event's weight, as the log weighs it (no string read back for it).
-    if (json === IN_LOG) return this.log.weightOf(Math.floor(bits / 4));
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
     return toolFrameEventWeight(this.toolEventHead, this.finishedIdPart(pos).length + json.length, bits % 2 === 1);
   }
 
@@ -883,10 +823,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
     const first = this.log.firstSeq;
-    // Only a log at capacity trims: only then does it matter which events readers still need, and which finished tools' frames it holds.
-    const full = this.log.size >= this.log.capacity;
-    if (full) this.keepFinishedFrames(this.log.lastSeq + 1 - this.log.capacity);
-    this.log.append(event, full ? this.keepAfter() : Number.POSITIVE_INFINITY);
+    // Only a log at capacity trims: only then does it matter which events readers still need.
+    this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
     this.onEvent?.(event, this);
     // A listener can only have fallen out of the log if events left it.
     if (this.log.firstSeq !== first) this.dropOverrun();
@@ -960,7 +898,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.artifacts = NO_ARTIFACTS;
     this.soloOpen = undefined;
     this.finished = undefined;
-    this.finishedNumbers = undefined;
     this.finishedIndex = undefined;
     // Only complete() adds to the history: the answer's message.
     if (this.log.firstSeq === 1 && this.history.length === (this.state === COMPLETED ? 2 : 1)) this.history = NO_MESSAGES;
@@ -1086,16 +1023,10 @@ class KeptTool {
   }
 }
 
-/** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, IN_LOG, or 0. */
+/** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, or a number. */
 type FinishedSlot = string | Artifact | number;
-/** A finished entry's frame JSON slot when the log holds that JSON (its entry's event; see keepFinishedFrames). */
-const IN_LOG = 1;
-/** What a finished entry keeps of its latest frame: its JSON, IN_LOG, or a restored one's artifact. */
-type FinishedJson = string | typeof IN_LOG | Artifact;
-/** Slots per finished tool: its tool call id (0 once stale), its latest frame's JSON (IN_LOG, or a restored one's artifact). */
-const FINISHED_SLOTS = 2;
-/** Numbers per finished tool: its bits (see finishedBits), where it first came. */
-const NUMBER_SLOTS = 2;
+/** Slots per finished tool: its tool call id (0 once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits), where it first came. */
+const FINISHED_SLOTS = 4;
 
 /**
  * The finished tools' index's seed, drawn once per process: tool call ids come from models and
