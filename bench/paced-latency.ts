@@ -37,15 +37,9 @@ import type Redis from 'ioredis';
 import type { Target } from './lib/ipc';
 import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
-import { commandTimes } from './lib/redis-command-times';
+import { commandTimes, redisCpuUs } from './lib/redis-command-times';
 import { runRecord } from './lib/server-pool';
 import { withRedisServerPool } from './lib/with-redis-server-pool';
-
-/** Redis's own CPU so far (user + system), in µs. */
-async function redisCpuUs(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
-  return (Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])) * 1e6;
-}
 
 async function readsProcessed(client: Redis): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? NaN);

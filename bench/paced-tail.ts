@@ -29,6 +29,7 @@ import { LoadProcess, useCompiledChildren } from './lib/processes';
 import { BenchRedis } from './lib/redis';
 import { nowUs } from './lib/scenario';
 import { cpuUsageOf, procCounts, runQueueWaitUs } from './lib/proc-counts';
+import { redisCpu } from './lib/redis-command-times';
 import { ServerPool } from './lib/server-pool';
 import { ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT } from '../src/a2a/store/redis-live-limits';
 import { RETAIN_SCRIPT } from '../src/a2a/store/redis-retention';
@@ -179,10 +180,6 @@ async function main(): Promise<void> {
   const pool = new ServerPool(load, redis, [`--require=${probeFile}`]);
   const windows: Window[] = [];
   const serverPids = new Map<Target, number | undefined>();
-  const redisCpu = async (): Promise<{ user: number; system: number }> => {
-    const info = await client.info('cpu');
-    return { user: Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) * 1e6, system: Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1]) * 1e6 };
-  };
   const cpuUs = (pid: number | undefined): number => {
     const counts = procCounts(pid);
     if (!counts) return NaN;
@@ -204,14 +201,14 @@ async function main(): Promise<void> {
         const waitsBefore = pids.map((pid) => runQueueWaitUs(pid) ?? NaN);
         const cpuBefore = pids.map(cpuUs);
         await client.config('RESETSTAT');
-        const redisBefore = await redisCpu();
+        const redisBefore = await redisCpu(client);
         const from = nowUs();
         const measured = await pool.run(target, 100, { toolCalls, intervalMs: 50, idle: false }, 60_000);
         const to = nowUs();
         const waits = pids.map((pid, i) => (runQueueWaitUs(pid) ?? NaN) - waitsBefore[i]);
         const frames = measured.result.frames;
         const cpu = pids.map((pid, i) => (cpuUs(pid) - cpuBefore[i]) / frames);
-        const redisAfter = await redisCpu();
+        const redisAfter = await redisCpu(client);
         const evalsha = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await client.info('commandstats'));
         const redisFigures = { user: (redisAfter.user - redisBefore.user) / frames, system: (redisAfter.system - redisBefore.system) / frames, evalshaUsPerCall: evalsha ? Number(evalsha[2]) / Number(evalsha[1]) : NaN };
         windows.push({ target, rep, from, to, load: measured.loadAverage, waits: { server: waits[0], redis: waits[1], load: waits[2] }, cpu: { server: cpu[0], redis: cpu[1], load: cpu[2] }, redis: redisFigures });

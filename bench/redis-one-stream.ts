@@ -12,15 +12,9 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type Redis from 'ioredis';
 import type { Target } from './lib/ipc';
+import { redisCpuUs } from './lib/redis-command-times';
 import { runRecord } from './lib/server-pool';
 import { withRedisServerPool } from './lib/with-redis-server-pool';
-
-/** Redis's own CPU so far (user + system), in µs. */
-async function redisCpuUs(client: Redis): Promise<number> {
-  const text = await client.info('cpu');
-  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? NaN);
-  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6;
-}
 
 /** Calls per command since the last CONFIG RESETSTAT, and the socket reads Redis processed ('reads'). */
 async function commandCalls(client: Redis): Promise<Map<string, number>> {
