@@ -12,53 +12,13 @@
  * sse-framing.ts; run it in two checkouts, alternating. With `--trace-gc-nvp`, each repetition's
  * scavenges are summed (bytes allocated and promoted per frame).
  */
-import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { resolve } from 'node:path';
 import type { ToolCallArtifactData } from '../src/extensions/tool-call-v1';
 import { completedFrame, startedFrame } from './lib/scenario';
 import { emptyTaskMessage } from './lib/empty-task-message';
+import { fakeResponse } from './lib/fake-response';
 
-const out = Buffer.allocUnsafe(1 << 20);
-
-function fakeResponse(): ServerResponse {
-  // As a socket: corked and uncorked by count; a write to an uncorked one corks it until the next tick, as Node's response does.
-  const socket = {
-    writableCorked: 0,
-    cork() {
-      this.writableCorked += 1;
-    },
-    uncork() {
-      if (this.writableCorked > 0) this.writableCorked -= 1;
-    },
-  };
-  const uncork = (): void => socket.uncork();
-  return {
-    writableHighWaterMark: 16 * 1024,
-    writableLength: 0,
-    destroyed: false,
-    writableEnded: false,
-    socket,
-    write(chunk: string) {
-      if (socket.writableCorked === 0) {
-        socket.cork();
-        process.nextTick(uncork);
-      }
-      // What the socket write does with a string: measure it (flattening it) and copy it.
-      const bytes = Buffer.byteLength(chunk);
-      out.write(chunk, 0, bytes);
-      return true;
-    },
-    // The stream listens for the response's close (on since the sixteenth round, once before); this one never closes.
-    on() {
-      return this;
-    },
-    once() {
-      return this;
-    },
-    end() {},
-  } as unknown as ServerResponse;
-}
 
 /** The frame path's modules of one checkout (`--src=<checkout>`, default this one). */
 interface Path {

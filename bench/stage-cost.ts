@@ -23,7 +23,6 @@
  * stage before it is that part's. Prints the frames and the CPU they took (not comparable under
  * valgrind).
  */
-import type { ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { Subscriber } from 'rxjs';
 import { AgentRuntimeService } from '../src/runtime/agent-runtime.service';
@@ -42,47 +41,11 @@ import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_M
 import { BenchAgentExecutor } from './servers/bench-agent-executor';
 import { playScenario, scenarioText, type Scenario } from './lib/scenario';
 import { emptyTaskMessage } from './lib/empty-task-message';
+import { fakeResponse } from './lib/fake-response';
 
 const STAGES = ['play', 'exec', 'runtime', 'binding', 'metrics', 'record', 'writer', 'limit'] as const;
 type Stage = (typeof STAGES)[number];
 
-const out = Buffer.allocUnsafe(1 << 20);
-
-/** As a socket takes a string: measured (flattened) and copied; corked until the next tick as Node's response does (frame-path-cost's). */
-function fakeResponse(): ServerResponse {
-  const socket = {
-    writableCorked: 0,
-    cork() {
-      this.writableCorked += 1;
-    },
-    uncork() {
-      if (this.writableCorked > 0) this.writableCorked -= 1;
-    },
-  };
-  const uncork = (): void => socket.uncork();
-  return {
-    writableHighWaterMark: 16 * 1024,
-    writableLength: 0,
-    destroyed: false,
-    writableEnded: false,
-    socket,
-    write(chunk: string) {
-      if (socket.writableCorked === 0) {
-        socket.cork();
-        process.nextTick(uncork);
-      }
-      out.write(chunk, 0, Buffer.byteLength(chunk));
-      return true;
-    },
-    on() {
-      return this;
-    },
-    once() {
-      return this;
-    },
-    end() {},
-  } as unknown as ServerResponse;
-}
 
 let frames = 0;
 
