@@ -46,7 +46,6 @@ import { fakeResponse } from './lib/fake-response';
 const STAGES = ['play', 'exec', 'runtime', 'binding', 'metrics', 'record', 'writer', 'limit'] as const;
 type Stage = (typeof STAGES)[number];
 
-
 let frames = 0;
 
 /** One run of the stage, resolved when it is done. */
