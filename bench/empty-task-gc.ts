@@ -13,7 +13,8 @@
  * promotes, a count the machine's load does not move. `--cpu-prof` writes a CPU profile of the
  * measured tasks (sampled every 100 µs), `--heap-sample` V8's sampling heap profile of them,
  * counting only what survived a scavenge (objects a scavenge collects are left out, as is
- * everything allocated before): where the promoted bytes were allocated; `--heap-sample-all`
+ * everything allocated before; two scavenges just before it stops take out what was still young
+ * and dead there): where the promoted bytes were allocated; `--heap-sample-all`
  * counts every allocation. `--warm=N` changes the warm-up's 12,000 tasks. Instructions per task,
  * which the machine's load does not move (the server's user space only, its helper threads
  * included; no kernel time): the compiled script under `valgrind --tool=cachegrind
@@ -26,6 +27,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { loadavg } from 'node:os';
+import { youngCollector } from './lib/collect-young';
 import { watchGcPauses } from './lib/gc-pauses';
 import { startInProcessServer } from './lib/in-process-server';
 import { startPerfRecordOption } from './lib/perf-record';
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
 /** The inspector's CPU profiler or sampling heap profiler around the measured tasks, when asked for. */
 async function profiler(cpuFile?: string, heapFile?: string, allAllocations = false): Promise<{ start: () => Promise<void>; stop: () => Promise<void> } | undefined> {
   if (!cpuFile && !heapFile) return undefined;
+  const collectYoung = heapFile && !allAllocations ? youngCollector() : undefined;
   const session = new Session();
   session.connect();
   const post = <T = unknown>(method: string, params?: object): Promise<T> =>
@@ -76,6 +79,7 @@ async function profiler(cpuFile?: string, heapFile?: string, allAllocations = fa
     },
     stop: async () => {
       if (cpuFile) writeFileSync(cpuFile, JSON.stringify((await post<{ profile: object }>('Profiler.stop')).profile));
+      collectYoung?.();
       if (heapFile) writeFileSync(heapFile, JSON.stringify((await post<{ profile: object }>('HeapProfiler.stopSampling')).profile));
       session.disconnect();
     },

@@ -22,8 +22,8 @@
  * there (`<target>-<rep>.heapprofile`, V8's sampling heap profiler counting also what was
  * collected since: what fills the young generation) and prints the bytes allocated per frame,
  * in all and by the functions that allocated most; with `--alloc-profile-survivors` only what no
- * scavenge collected (what the young generation copied and promoted, or is still alive at the
- * end): what makes the scavenges' pauses and the old generation's growth. `--idle-before=<s>` leaves the servers idle
+ * scavenge collected (what the young generation copied and promoted, or is still alive after two
+ * scavenges forced at the end): what makes the scavenges' pauses and the old generation's growth. `--idle-before=<s>` leaves the servers idle
  * that long before each repetition, as the side section's Redis server idles through the other
  * targets' runs (its throughput rows, then three paced runs per repetition): V8 shrinks an idle
  * server's young generation, and each repetition prints its capacity at the start and the end.

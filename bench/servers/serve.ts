@@ -7,6 +7,7 @@ import { Session } from 'node:inspector';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { trace, type ProxyTracerProvider } from '@opentelemetry/api';
+import { youngCollector } from '../lib/collect-young';
 import type { ServerCommand, ServerReply, Target } from '../lib/ipc';
 import type { ServerUnderTest } from './server-under-test';
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   let profiler: Session | undefined;
   let allocations: Session | undefined;
+  let collectYoung: (() => void) | undefined;
   let gcPauses: { scavenges: number[]; others: number[]; observer: PerformanceObserver } | undefined;
   process.on('message', (command: ServerCommand) => {
     if (command.type === 'gc-pauses') {
@@ -84,11 +86,13 @@ async function main(): Promise<void> {
     } else if (command.type === 'alloc-start') {
       allocations = new Session();
       allocations.connect();
+      collectYoung = command.survivors ? youngCollector() : undefined;
       // Collected objects included: what a scavenge reclaims is what makes it come.
       allocations.post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !command.survivors }, () =>
         reply({ type: 'alloc-started' }),
       );
     } else if (command.type === 'alloc-stop') {
+      collectYoung?.();
       allocations?.post('HeapProfiler.stopSampling', (err, result) => {
         if (err) throw err;
         writeFileSync(command.file, JSON.stringify(result.profile));
