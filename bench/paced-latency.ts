@@ -51,6 +51,11 @@ function allocationSummary(file: string, frames: number, what = 'allocated'): st
   return `${what} ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
 }
 
+/** A tenth's p99, or 'absent' when it holds no frame (fewer than 10 calls per task: NaN, null once sent between processes). */
+function phaseP99(phase: { p99Ms: number | null }): string {
+  return typeof phase.p99Ms === 'number' && Number.isFinite(phase.p99Ms) ? phase.p99Ms.toFixed(2) : 'absent';
+}
+
 function option(name: string): string | undefined {
   return process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 }
@@ -90,7 +95,7 @@ async function main(): Promise<void> {
         const redisCpuPerFrame = ((await redisCpuUs(client)) - redisCpuAtStart) / r.frames;
         const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
-        const phase = phases ? `${phases.first.p99Ms.toFixed(2)} / ${phases.middle.p99Ms.toFixed(2)} / ${phases.last.p99Ms.toFixed(2)}` : '-';
+        const phase = phases ? `${phaseP99(phases.first)} / ${phaseP99(phases.middle)} / ${phaseP99(phases.last)}` : '-';
         console.log(
           `${target} rep ${rep}: p50 ${r.latencyP50Ms.toFixed(2)} ms, p99 ${r.latencyP99Ms.toFixed(2)} ms (first / middle / last tenth: ${phase}), ` +
             `server CPU ${r.serverCpuPerFrameUs.toFixed(1)} µs/frame, Redis CPU ${redisCpuPerFrame.toFixed(1)} µs/frame, Redis reads ${((await readsProcessed(client)) / r.frames).toFixed(3)}/frame, ` +
