@@ -202,8 +202,8 @@ describe('Redis mode limits across instances (e2e)', () => {
       const paused = new Promise<void>((resolve) => (resume = resolve));
       let took!: (id: string) => void;
       const taken = new Promise<string>((resolve) => (took = resolve));
-      (store as { takeOver: RedisTaskStore['takeOver'] }).takeOver = async (id, from, leaseMs) => {
-        const task = await takeOver(id, from, leaseMs);
+      (store as { takeOver: RedisTaskStore['takeOver'] }).takeOver = async (id, from, leaseMs, entry) => {
+        const task = await takeOver(id, from, leaseMs, entry);
         if (task && from === 'queued') {
           took(id);
           await paused;

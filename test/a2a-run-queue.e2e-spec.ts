@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import Redis from 'ioredis';
 import { WORKER_LOST_MESSAGE } from '../src/a2a/store/redis-run-queue';
+import { RUN_DONE_SCRIPT } from '../src/a2a/store/run-queue-scripts';
 import { startScriptedA2aApp, type ScriptedA2aApp } from './support/a2a-test-app';
 import { manual } from './support/scripts';
 import { collect, dataOf, eventually, rpc, wireMessage } from './support/sse';
@@ -98,6 +101,30 @@ describe('the Redis run queue (e2e)', () => {
     run.reply('done');
     await secondRun;
     expect(worker.worker.runs.size).toBe(2);
+  });
+
+  it("a worker's take-over removes the run's entry from the queue in the same step (no call of its own per run)", async () => {
+    const client = new Redis(redis.url);
+    try {
+      // Redis forgets every script: one that runs from now on is loaded again (SCRIPT EXISTS says which did).
+      await client.script('FLUSH');
+      const api = await instance({ role: 'api' });
+      const worker = await instance({ role: 'worker' });
+      const nextRun = worker.worker.nextRun();
+      const sent = await json<SendResult>(rpc(api.base, 'SendMessage', { message: wireMessage('one step'), configuration: { returnImmediately: true } }));
+      const run = await nextRun;
+      expect(run.id).toBe(sent.result.task.id);
+      // Gone from the queue and from the workers' pending entries (the take-over's step ran before
+      // the run started), and RUN_DONE_SCRIPT never ran, also a while later.
+      const runs = `${keyPrefix}runs:`;
+      expect(await client.xlen(runs)).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(((await client.xpending(runs, 'workers')) as [number])[0]).toBe(0);
+      expect(await client.script('EXISTS', createHash('sha1').update(RUN_DONE_SCRIPT).digest('hex'))).toEqual([0]);
+      run.reply('done');
+    } finally {
+      client.disconnect();
+    }
   });
 
   it('a worker that stops renewing its lease is lost: the task ends FAILED "worker was lost" on the api instance, its open tool closed as failed', async () => {

@@ -219,32 +219,37 @@ export class RedisRunQueue {
     await new Promise((resolve) => setTimeout(resolve, 500).unref());
   }
 
-  /** Takes over the entry's task and runs it; the entry leaves the queue once decided either way. */
+  /** Takes over the entry's task and runs it; the entry leaves the queue once decided either way (in the take-over's step). */
   private async take(entryId: string, fields: string[], run: (task: WrittenTask, request: SkillRequest) => void): Promise<void> {
     const queued = parseRun(fields);
+    if (!queued) {
+      // Not a run: it leaves the queue.
+      await this.done(1, this.key, GROUP, entryId).catch(() => undefined);
+      return;
+    }
     let task: WrittenTask | undefined;
-    if (queued) this.store.expectCancel(queued.taskId);
+    this.store.expectCancel(queued.taskId);
     try {
-      task = queued && (await this.store.takeOver(queued.taskId, 'queued', this.options.leaseMs));
+      task = await this.store.takeOver(queued.taskId, 'queued', this.options.leaseMs, { group: GROUP, id: entryId });
     } catch (err) {
-      if (queued) this.store.cancelReason(queued.taskId);
-      // Left pending: this worker or another claims it again once Redis answers.
+      this.store.cancelReason(queued.taskId);
+      // Left pending (unless the step ran and only its reply was lost): this worker or another claims it again once Redis answers.
       this.logger.warn(`taking run ${entryId} failed: ${err instanceof Error ? err.message : String(err)}`);
       return;
     }
     // Not taken here: a cancel of it is someone else's.
-    if (queued && !task) this.store.cancelReason(queued.taskId);
-    if (task && queued) {
-      this.running += 1;
-      task.whenSettled(() => {
-        this.running -= 1;
-        this.wake?.();
-      });
-      run(task, queued.request);
-      // Registered now (run asked for the cancel kept meanwhile): later cancels reach it the usual way.
+    if (!task) {
       this.store.cancelReason(queued.taskId);
+      return;
     }
-    await this.done(1, this.key, GROUP, entryId).catch(() => undefined);
+    this.running += 1;
+    task.whenSettled(() => {
+      this.running -= 1;
+      this.wake?.();
+    });
+    run(task, queued.request);
+    // Registered now (run asked for the cancel kept meanwhile): later cancels reach it the usual way.
+    this.store.cancelReason(queued.taskId);
   }
 
   /** Entries read by a worker that died before it took their task: after a lease time, another takes them. */

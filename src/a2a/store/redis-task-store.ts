@@ -713,13 +713,18 @@ export class RedisTaskStore extends TaskStore {
    * Makes this instance the task's single writer, atomically, if the task is still queued (no
    * worker took it yet) or its run's lease has expired (its worker was lost): a new lease, and
    * with `leaseMs` > 0 a run lease this instance renews (renewLeases). Resolves the writer, or
-   * undefined when the task is gone, terminal, or not takeable that way.
+   * undefined when the task is gone, terminal, or not takeable that way. `entry`: the run's entry
+   * in the queue (its consumer group and id), which leaves the queue in the same step either way.
    */
-  async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number): Promise<WrittenTask | undefined> {
+  async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number, entry?: { group: string; id: string }): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
-    const reply = (await this.scripts.takeOver(3, this.key('task', id), this.key('leases'), this.cancelFlagKey(id), id, from, lease, leaseMs, RUNNER)) as
-      | [string[], string | null]
-      | null;
+    const keys = [this.key('task', id), this.key('leases'), this.cancelFlagKey(id)];
+    const args: (string | number)[] = [id, from, lease, leaseMs, RUNNER];
+    if (entry) {
+      keys.push(this.key('runs'));
+      args.push(entry.group, entry.id);
+    }
+    const reply = (await this.scripts.takeOver(keys.length, ...keys, ...args)) as [string[], string | null] | null;
     if (!reply) return undefined;
     const [flat, cancelFlag] = reply;
     if (cancelFlag !== null && this.taking.has(id) && this.taking.get(id) === undefined) this.taking.set(id, cancelFlag);

@@ -34,9 +34,17 @@ return 1
  * the task leaves it. Returns the task hash (HGETALL) and the task's cancel flag (see
  * RedisRunQueue.flagCancel: read in the same step, where a GET after the take-over was one more
  * round trip per run), or nil.
- * KEYS: task hash, leases set, cancel flag. ARGV: id, from, new lease, lease ms, runner (host:pid, for operators).
+ * With a run stream (a worker taking the run it read from the queue), the run's entry leaves the
+ * queue in the same step, whatever the outcome (as RUN_DONE_SCRIPT, which was one more call per
+ * run): a take-over that fails to reach Redis leaves it pending, to be claimed again.
+ * KEYS: task hash, leases set, cancel flag[, run stream]. ARGV: id, from, new lease, lease ms,
+ * runner (host:pid, for operators)[, group, entry id].
  */
 export const TAKE_OVER_SCRIPT = `
+if KEYS[4] then
+  redis.call('XACK', KEYS[4], ARGV[6], ARGV[7])
+  redis.call('XDEL', KEYS[4], ARGV[7])
+end
 local lease = redis.call('HGET', KEYS[1], 'lease')
 if not lease then
   redis.call('ZREM', KEYS[2], ARGV[1])
