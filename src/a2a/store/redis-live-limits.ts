@@ -3,6 +3,7 @@ import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type Redis from 'ioredis';
 import { tooManyLiveTasks } from '../a2a-errors';
 import { defineScript, inSlices, type ScriptCall } from './redis-scripts';
+import { RedisTurnWrites } from './redis-turn-writes';
 import type { CallerId } from '../task-record';
 
 /** Now by Redis's clock (ms), so that hosts whose clocks differ agree on every deadline. */
@@ -105,16 +106,20 @@ export class RedisLiveLimits {
 
   private readonly admitScript: ScriptCall;
   private readonly renewScript: ScriptCall;
+  /** An admission and a burst's release leave with the other commands of their turn, in one write. */
+  private readonly writes: RedisTurnWrites;
 
   constructor(private readonly options: RedisLiveLimitsOptions) {
     this.admitScript = defineScript(options.redis, 'toolstreamAdmitLive', ADMIT_LIVE_SCRIPT);
     this.renewScript = defineScript(options.redis, 'toolstreamRenewLive', RENEW_LIVE_SCRIPT);
+    this.writes = new RedisTurnWrites(options.redis);
   }
 
   /** Takes a slot for the task, or refuses with the same errors as the in-memory limits (503 server / 429 caller, Retry-After). */
   async admit(id: string, caller: CallerId): Promise<void> {
     const { key, leaseMs, maxLiveTasks, maxLiveTasksPerCaller, retryAfterSeconds } = this.options;
     // Slots released just before go first (the same connection keeps the order).
+    this.writes.cork();
     this.free();
     // A slot taken (again) under this id is released when its task ends, whatever came before.
     this.released.delete(id);
@@ -158,6 +163,7 @@ export class RedisLiveLimits {
   /** Sends the slots released since the last call (admit sends them first, so that they count). */
   private free(): void {
     if (this.freeing.size === 0) return;
+    this.writes.cork();
     const multi = this.options.redis.multi();
     const all: string[] = [];
     for (const [callerSet, ids] of this.freeing) {

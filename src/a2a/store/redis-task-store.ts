@@ -164,8 +164,14 @@ export class RedisTaskStore extends TaskStore {
   private readonly taking = new Map<string, string | undefined>();
   /** The caps on finished tasks (count and bytes), shared by every instance. */
   readonly retention?: RedisRetention;
-  /** The appenders' script calls of one turn leave in one write. */
+  /**
+   * The appenders' script calls of one turn leave in one write, and so do the calls of a task's
+   * start and end (claim, queueing, take-over, follower count, expiry): tasks that start or end
+   * together send them together, where each was a socket write of its own (tens of µs each).
+   */
   private readonly turnWrites: RedisTurnWrites;
+  /** The same for the subscriber's SUBSCRIBE and UNSUBSCRIBE. */
+  private readonly subscriberWrites: RedisTurnWrites;
   /** The append script's calls (one per batch), by its SHA1. */
   private readonly appendScript: ShaScript;
   /** The store's scripts, called by SHA1 (see defineScript). */
@@ -192,6 +198,7 @@ export class RedisTaskStore extends TaskStore {
     options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
     options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
     this.subscriber = options.redis.duplicate();
+    this.subscriberWrites = new RedisTurnWrites(this.subscriber);
     this.subscriber.on('error', (err: Error) => this.logger.warn(`Redis subscriber: ${err.message}`));
     this.subscriber.on('message', (channel: string, message: string) => this.notify(channel, message));
     let connectedBefore = false;
@@ -221,6 +228,7 @@ export class RedisTaskStore extends TaskStore {
   /** A replica's stream began (+1) or ended (-1): counted in Redis for the task's writer. */
   countFollower(id: string, delta: 1 | -1): void {
     const key = this.key('followers', id);
+    this.turnWrites.cork();
     // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
     (this.redis as unknown as StoreCommands).toolstreamCountFollower(key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
   }
@@ -258,6 +266,7 @@ export class RedisTaskStore extends TaskStore {
   claimMessage(owner: CallerId, messageId: string, taskId: string): Promise<string | undefined> {
     return unavailableIfDown(async () => {
       const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
+      this.turnWrites.cork();
       const set = await this.redis.set(key, taskId, 'PX', this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS, 'NX');
       if (set === 'OK') {
         this.claims.set(taskId, key);
@@ -271,6 +280,7 @@ export class RedisTaskStore extends TaskStore {
     return unavailableIfDown(async () => {
       const key = this.key('message', ownerKey(owner), createHash('sha256').update(messageId).digest('hex'));
       const ttl = this.options.runningTtlMs ?? DEFAULT_RUNNING_TTL_MS;
+      this.turnWrites.cork();
       const moved = await this.scripts.replaceClaim(1, key, stale, taskId, ttl);
       if (moved !== 1) return false;
       this.claims.set(taskId, key);
@@ -282,6 +292,7 @@ export class RedisTaskStore extends TaskStore {
     const key = this.claims.get(taskId);
     if (!key) return;
     this.claims.delete(taskId);
+    this.turnWrites.cork();
     // Deleted only while it is still this task's claim.
     this.scripts
       .releaseClaim(1, key, taskId)
@@ -357,6 +368,7 @@ export class RedisTaskStore extends TaskStore {
     if (watching) {
       this.watchers.delete(channel);
       this.subscribed.delete(channel);
+      this.subscriberWrites.cork();
       this.subscriber.unsubscribe(channel).catch(() => undefined);
       for (const replica of watching) this.watchLocally(replica, entry);
     }
@@ -542,6 +554,7 @@ export class RedisTaskStore extends TaskStore {
       if (entry && owner !== undefined) more.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
       // With retention caps, one call expires the task and files it among the finished tasks
       // (the oldest past the caps are evicted), once its end is stored.
+      this.turnWrites.cork();
       if (this.retention) await this.retention.finished(id, afterMs, this.key('leases'), more);
       else {
         const keys = [this.key('leases'), this.key('task', id), this.key('events', id), ...more];
@@ -598,6 +611,7 @@ export class RedisTaskStore extends TaskStore {
     let set = this.watchers.get(channel);
     if (!set) {
       this.watchers.set(channel, (set = new Set()));
+      this.subscriberWrites.cork();
       this.subscribed.set(
         channel,
         this.subscriber.subscribe(channel).then(
@@ -614,6 +628,7 @@ export class RedisTaskStore extends TaskStore {
   }
 
   private readHeadAgain(replica: RedisTaskReplica): Promise<void> {
+    this.turnWrites.cork();
     return this.redis
       .hmget(this.key('task', replica.id), 'lastSeq', 'state')
       .then((head) => {
@@ -646,6 +661,7 @@ export class RedisTaskStore extends TaskStore {
     if (!set?.delete(replica) || set.size > 0) return;
     this.watchers.delete(channel);
     this.subscribed.delete(channel);
+    this.subscriberWrites.cork();
     this.subscriber.unsubscribe(channel).catch(() => undefined);
   }
 
@@ -676,6 +692,7 @@ export class RedisTaskStore extends TaskStore {
     const snapshot = record.snapshot();
     const owner = ownerKey(init.owner);
     const state = taskStateToJSON(record.state);
+    this.turnWrites.cork();
     const created = await unavailableIfDown(() =>
       this.scripts.createQueued(
         5,
@@ -718,6 +735,7 @@ export class RedisTaskStore extends TaskStore {
    */
   async takeOver(id: string, from: 'queued' | 'expired', leaseMs: number, entry?: { group: string; id: string }): Promise<WrittenTask | undefined> {
     const lease = randomUUID();
+    this.turnWrites.cork();
     const keys = [this.key('task', id), this.key('leases'), this.cancelFlagKey(id)];
     const args: (string | number)[] = [id, from, lease, leaseMs, RUNNER];
     if (entry) {
