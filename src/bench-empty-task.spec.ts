@@ -11,11 +11,13 @@ import { measureEmptyTask } from '../bench/sections/empty-task';
 /** Per-task CPU (µs) of each server on the machine's fast level; the slow level doubles every server's. */
 const COST: Record<string, number> = { toolstream: 300, reference: 600, floor: 180, limit: 150 };
 
-function standInPool(slowAfterCountedRuns: number): { pool: ServerPool; counted: Target[] } {
+function standInPool(slowAfterCountedRuns: number): { pool: ServerPool; counted: Target[]; sizes: string[] } {
   const counted: Target[] = [];
+  const sizes: string[] = [];
   const run = async (target: Target, tasks: number, _s: unknown, _t: number, _n: number, opts?: { watchGc?: boolean }): Promise<MeasuredRun> => {
     // Counted runs are the ones that watch the GC; the machine slows down after the first few.
     if (opts?.watchGc) counted.push(target);
+    sizes.push(`${opts?.watchGc ? 'counted' : 'uncounted'} ${tasks}`);
     const slow = counted.length > slowAfterCountedRuns ? 2 : 1;
     return {
       target,
@@ -24,15 +26,17 @@ function standInPool(slowAfterCountedRuns: number): { pool: ServerPool; counted:
       loadAverage: 0,
     };
   };
-  return { pool: { run, retire: async () => undefined } as unknown as ServerPool, counted };
+  return { pool: { run, retire: async () => undefined } as unknown as ServerPool, counted, sizes };
 }
 
 describe('the empty-task section', () => {
-  const config = { ...benchConfig(true), reps: 2, emptyTasks: 10, emptyWarmUpMinTasks: 1_000, emptyWarmUpMaxTasks: 1_000 };
+  const config = { ...benchConfig(true), reps: 2, emptyTasks: 10, emptyUncountedTasks: 4, emptyWarmUpMinTasks: 1_000, emptyWarmUpMaxTasks: 1_000 };
 
   it('runs toolstream and the limit ABBA, then BAAB, and the other servers once each', async () => {
-    const { pool, counted } = standInPool(Infinity);
+    const { pool, counted, sizes } = standInPool(Infinity);
     const result = await measureEmptyTask(config, pool, () => undefined);
+    // After the warm-up's windows of 100: each counted run of emptyTasks follows an uncounted one of emptyUncountedTasks.
+    expect(sizes.filter((size) => size !== 'uncounted 100')).toEqual(counted.flatMap(() => ['uncounted 4', 'counted 10']));
     expect(counted).toEqual(['toolstream', 'limit', 'limit', 'toolstream', 'reference', 'floor', 'limit', 'toolstream', 'toolstream', 'limit', 'reference', 'floor']);
     expect(result.oursOverLimit.reps).toEqual([2, 2]);
     expect(result.adjacentOursOverLimit).toEqual([

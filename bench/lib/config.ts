@@ -3,8 +3,17 @@ export interface BenchConfig {
   quick: boolean;
   /** Repetitions of every figure, in the same run; each figure is reported as min / median / max. */
   reps: number;
-  /** Empty tasks (no tool call), one after another, per repetition of the empty-task figure. */
+  /**
+   * Empty tasks (no tool call), one after another, in each counted run of the empty-task figure.
+   * About one cycle of toolstream's old generation: with 10,000 finished tasks kept, a
+   * mark-compact came every ~7,000-8,000 empty tasks, its marking ~70-100 ms of CPU on V8's helper
+   * threads; in runs of 1,200 it fell whole into one run or none, and the pairs whose toolstream
+   * run held one read 1.76-2.94x against 1.35-2.12x without (docs/performance.md, "counted runs of
+   * 8,000").
+   */
   emptyTasks: number;
+  /** Empty tasks of the uncounted run right before each counted one (a server idled while the others ran). */
+  emptyUncountedTasks: number;
   /**
    * Before those, every server serves the same number of uncounted empty tasks,
    * `emptyWarmUpMinTasks` (V8 compiling the request path, the heap growing to its working
@@ -113,6 +122,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         quick,
         reps: 1,
         emptyTasks: 100,
+        emptyUncountedTasks: 100,
         emptyWarmUpMinTasks: 2_500,
         emptyWarmUpMaxTasks: 2_500,
         emptyWarmUpMaxMs: 60_000,
@@ -142,7 +152,8 @@ export function benchConfig(quick: boolean): BenchConfig {
         ...SHARED,
         quick,
         reps: 3,
-        emptyTasks: 1_200,
+        emptyTasks: 8_000,
+        emptyUncountedTasks: 1_200,
         // Past toolstream's default cap of 10,000 kept tasks (A2A_DEFAULTS.maxRetainedTasks): a
         // server that has served that many starts forgetting the oldest one per task, and V8
         // then deoptimises and recompiles the store's paths once, over ~2,000 tasks.

@@ -9,9 +9,11 @@
  * block (lib/pairing.ts): this VM runs every server at a faster or a slower level for tens of
  * seconds at a time (toolstream ~300 or ~500 µs per task, the others alike), and a switch between
  * toolstream's run and the limit's moved a repetition's ratio from ~1.1× to ~3×; paired, a
- * switch between the pairs cancels out. Each counted run follows an uncounted one of the same
- * size on the same server, as every server idles while the others run. The log says how many
- * GCs other than scavenges fell in each counted run.
+ * switch between the pairs cancels out. Each counted run follows a shorter uncounted one on the
+ * same server, as every server idles while the others run. A counted run is long enough to hold
+ * one cycle of toolstream's old generation (BenchConfig.emptyTasks): a mark-compact's marking is
+ * a cost of the tasks that filled the heap, not of the few in whose run it falls. The log says
+ * how many GCs other than scavenges fell in each counted run.
  *
  * Beside the three servers of every section runs the framework floor (bench/servers/floor-server.ts):
  * NestJS + Express around the limit's own handler. floor/limit is what the framework toolstream is
@@ -152,7 +154,7 @@ export async function measureEmptyTask(config: BenchConfig, pool: ServerPool, lo
       // (V8 shrinks an idle heap and may drop the bytecode of functions it has not run), so each
       // is measured as freshly warm as the others, not with the idle penalty of its position in
       // the order.
-      afterIdle.get(target)?.push((await emptyRun(pool, target, tasks)).cpuPerTaskUs);
+      afterIdle.get(target)?.push((await emptyRun(pool, target, config.emptyUncountedTasks)).cpuPerTaskUs);
       const { run, cpuPerTaskUs } = await emptyRun(pool, target, tasks, true);
       majorGcs.get(target)?.push(run.gc?.others.length ?? NaN);
       otherThreads.get(target)?.push((run.serverOtherThreadsUs ?? NaN) / tasks);
