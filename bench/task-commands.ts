@@ -9,70 +9,27 @@
  */
 import type { Target } from './lib/ipc';
 import { commandTimes, redisCpuUs } from './lib/redis-command-times';
+import { RedisCommandCounter } from './lib/redis-monitor';
 import { runRecord } from './lib/server-pool';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
-import Redis from 'ioredis';
 import { ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT } from '../src/a2a/store/redis-live-limits';
 import { RETAIN_SCRIPT } from '../src/a2a/store/redis-retention';
 import { APPEND_SCRIPT } from '../src/a2a/store/redis-task-appender';
 import * as queue from '../src/a2a/store/run-queue-scripts';
 import { withRedisServerPool } from './lib/with-redis-server-pool';
 
-interface Counts {
-  client: number;
-  script: number;
-  byName: Record<string, number>;
-}
+/** The store's scripts by SHA1 (SCRIPT LOAD's), named from the texts it loads: EVALSHA counted by script. */
+const SCRIPT_NAMES: ReadonlyMap<string, string> = new Map(
+  Object.entries({ APPEND_SCRIPT, RETAIN_SCRIPT, ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT, ...queue } as Record<string, string>).map(([name, lua]) => [
+    createHash('sha1').update(lua).digest('hex'),
+    name.replace(/_SCRIPT$/, '').toLowerCase(),
+  ]),
+);
 
-/** Like lib/redis-monitor.ts, with EVALSHA named by its script's first line and script commands by name (`lua:<name>`). */
-class Counter {
-  private counts: Counts = { client: 0, script: 0, byName: {} };
-  private constructor(
-    private readonly monitor: Redis,
-    private readonly scripts: Map<string, string>,
-  ) {}
-
-  static async start(url: string): Promise<Counter> {
-    const client = new Redis(url);
-    const monitor = (await client.monitor()) as unknown as Redis;
-    client.disconnect();
-    const known: Record<string, string> = { APPEND_SCRIPT, RETAIN_SCRIPT, ADMIT_LIVE_SCRIPT, RENEW_LIVE_SCRIPT, ...queue };
-    const scripts = new Map(Object.entries(known).map(([name, lua]) => [createHash('sha1').update(lua).digest('hex'), name.replace(/_SCRIPT$/, '').toLowerCase()]));
-    const counter = new Counter(monitor, scripts);
-    monitor.on('monitor', (_time: string, args: string[], source: string) => counter.count(args, source));
-    return counter;
-  }
-
-  /** Names the scripts by their SHA1 (SCRIPT LOAD's), from the texts the store loads. */
-  name(sha: string): string {
-    return this.scripts.get(sha) ?? `evalsha:${sha.slice(0, 8)}`;
-  }
-
-  private count(args: string[], source: string): void {
-    let name = String(args[0] ?? '?').toLowerCase();
-    if (source === 'lua') {
-      this.counts.script++;
-      name = `lua:${name}`;
-    } else {
-      this.counts.client++;
-      if (name === 'evalsha') name = this.name(String(args[1]));
-    }
-    this.counts.byName[name] = (this.counts.byName[name] ?? 0) + 1;
-  }
-
-  take(): Counts {
-    const taken = this.counts;
-    this.counts = { client: 0, script: 0, byName: {} };
-    return taken;
-  }
-
-  stop(): void {
-    this.monitor.disconnect();
-  }
-}
+type Counts = ReturnType<RedisCommandCounter['take']>;
 
 function r0load(): string {
   return loadavg()[0].toFixed(1);
@@ -89,7 +46,7 @@ async function main(): Promise<void> {
     for (let rep = 0; rep < reps; rep++) {
       const counts: Record<number, Counts> = {};
       for (const calls of [fewer, more]) {
-        const counter = await Counter.start(redis.url);
+        const counter = await RedisCommandCounter.start(redis.url, { scripts: SCRIPT_NAMES, scriptCommandsByName: true });
         const measured = await pool.run(target, tasks, { toolCalls: calls, intervalMs: 0 === calls ? 0 : 50, idle: false }, 120_000);
         // The expiries and releases after the streams end.
         await new Promise((resolve) => setTimeout(resolve, 500));

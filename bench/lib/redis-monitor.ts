@@ -6,28 +6,48 @@
  */
 import Redis from 'ioredis';
 
+/** How a counter names what it counts, beyond the command's name. */
+export interface CommandNaming {
+  /** EVALSHA named by its script (SHA1 -> name; `evalsha:<first 8 hex>` when unknown), not "evalsha". */
+  scripts?: ReadonlyMap<string, string>;
+  /** The commands scripts ran counted by name too, as `lua:<name>`. */
+  scriptCommandsByName?: boolean;
+}
+
 export class RedisCommandCounter {
   private clientCommands = 0;
   private scriptCommands = 0;
   /** Client commands by name (lower case), to see which ones a change adds or removes. */
   private byName = new Map<string, number>();
 
-  private constructor(private readonly monitor: Redis & { disconnect(): void }) {}
+  private constructor(
+    private readonly monitor: Redis & { disconnect(): void },
+    private readonly naming: CommandNaming,
+  ) {}
 
-  static async start(url: string): Promise<RedisCommandCounter> {
+  static async start(url: string, naming: CommandNaming = {}): Promise<RedisCommandCounter> {
     const client = new Redis(url, { maxRetriesPerRequest: 2 });
     const monitor = (await client.monitor()) as unknown as Redis;
     client.disconnect();
-    const counter = new RedisCommandCounter(monitor);
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (source === 'lua') counter.scriptCommands++;
-      else {
-        counter.clientCommands++;
-        const name = String(args[0] ?? '?').toLowerCase();
-        counter.byName.set(name, (counter.byName.get(name) ?? 0) + 1);
-      }
-    });
+    const counter = new RedisCommandCounter(monitor, naming);
+    monitor.on('monitor', (_time: string, args: string[], source: string) => counter.count(args, source));
     return counter;
+  }
+
+  private count(args: string[], source: string): void {
+    const name = String(args[0] ?? '?').toLowerCase();
+    if (source === 'lua') {
+      this.scriptCommands++;
+      if (this.naming.scriptCommandsByName) this.add(`lua:${name}`);
+      return;
+    }
+    this.clientCommands++;
+    const sha = name === 'evalsha' && this.naming.scripts ? String(args[1]) : undefined;
+    this.add(sha === undefined ? name : (this.naming.scripts?.get(sha) ?? `evalsha:${sha.slice(0, 8)}`));
+  }
+
+  private add(name: string): void {
+    this.byName.set(name, (this.byName.get(name) ?? 0) + 1);
   }
 
   /** Commands clients sent since the last take (this counter's own none), and those scripts ran. */
