@@ -161,6 +161,18 @@ function pairedText(items: Array<{ label: string; pairs?: number[][] }>, measure
   );
 }
 
+/** A paired row's uncounted runs before its repetitions: what each server paid growing to the row's size. */
+function uncountedText(row: ComparisonRow): string {
+  const each = (row.uncountedRuns ?? []).map((r) => {
+    const others = r.gc ? `, ${r.gc.otherGcs} GC events other than scavenges` : '';
+    return `${LABELS[r.target]} ${r.serverCpuPerFrameUs.toFixed(1)} µs per frame${others}`;
+  });
+  return (
+    `Before the repetitions of ${rowLabel(row)}, toolstream and the limit each served one uncounted run of the row's size ` +
+    `(a server's first run with that many tasks open at once grows its heap to them): ${each.join('; ')}.`
+  );
+}
+
 function table(head: string[], body: string[][]): string {
   return [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...body.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
@@ -314,6 +326,7 @@ export function markdownSummary(results: BenchResults): string {
       ...(rows.some((r) => r.adjacentOursOverLimit)
         ? [pairedText(rows.map((r) => ({ label: rowLabel(r), pairs: r.adjacentOursOverLimit }))).trim(), '']
         : []),
+      ...rows.filter((r) => r.uncountedRuns?.length).map((r) => `${uncountedText(r)}\n`),
       '### Publish-to-bytes-received latency, p99 (ms)',
       '',
       'Sampled once every stream of a run is open. In flat-out runs it is the queue at saturation; the paced runs show latency below it. Each paced run comes right after the server\'s warm-up run again (untimed), whatever the section ran before.',

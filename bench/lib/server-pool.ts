@@ -19,6 +19,7 @@ function warmUp(target: Target): Pick<LoadJob, 'streams' | 'maxOpen' | 'scenario
 /** One repetition of one load run against one server, as results.json keeps it. */
 export interface RunRecord {
   target: Target;
+  /** 0-based; -1 for an uncounted run (the paired row's run of each server before its repetitions). */
   rep: number;
   /**
    * A target's point runs toolstream and the limit twice per repetition, in an ABBA order
@@ -137,7 +138,7 @@ function describeWait(w: NonNullable<RunRecord['runQueueWaitMs']>): string {
 
 /** One line for a section's log: a run's rate, CPU per frame user + system, /proc counts per frame, and the time each process waited for a CPU. */
 export function describeRunCounts(r: RunRecord): string {
-  const head = `${r.target} rep ${r.rep + 1}: ${Math.round(r.framesPerSec)} f/s, ${r.serverCpuPerFrameUs.toFixed(1)} µs per frame`;
+  const head = `${r.target} ${r.rep < 0 ? 'uncounted' : `rep ${r.rep + 1}`}: ${Math.round(r.framesPerSec)} f/s, ${r.serverCpuPerFrameUs.toFixed(1)} µs per frame`;
   if (r.serverUserPerFrameUs === undefined || r.contextSwitchesPerFrame === undefined) return head;
   const p = r.proc;
   return (

@@ -11,7 +11,11 @@
  * figure of a repetition is the geometric mean of its two runs, so each ratio is taken between
  * runs adjacent in time, and a change of the host's regime between them does not decide it.
  * Every run is logged and kept with its user and system CPU and the machine's context switches
- * per frame.
+ * per frame. Before that row's first repetition toolstream and the limit each serve one uncounted
+ * run of the row's size (logged, kept in `uncountedRuns`): the row is the first to hold 1,000
+ * tasks open at once, and a server's first run of it grows its heap to that size; toolstream's
+ * (1,000 open task logs) took its mark-compacts in that run and read ~20 % dearer than its other
+ * five in most full runs (docs/performance.md, twenty-seventh round).
  */
 import type { BenchConfig } from '../lib/config';
 import { describeRunGc } from '../lib/gc-pauses';
@@ -51,6 +55,8 @@ export interface ComparisonRow {
    */
   adjacentOursOverLimit?: number[][];
   runs: RunRecord[];
+  /** A paired row: each paired server's uncounted run of the row's size before the repetitions (rep -1). */
+  uncountedRuns?: RunRecord[];
 }
 
 /** A server's runs of each repetition (two of toolstream and of the limit in a paired row). */
@@ -94,6 +100,14 @@ async function compare(
   const overLimit: number[] = [];
   const cpuOverLimit: number[] = [];
   const pairs: number[][] = [];
+  const uncountedRuns: RunRecord[] = [];
+  if (paired) {
+    for (const target of PAIRED.filter((t) => targets.includes(t))) {
+      const record = runRecord(await pool.run(target, streams, scenario, timeLimitMs, undefined, { watchGc: true }), -1, scenario);
+      uncountedRuns.push(record);
+      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}${record.gc ? `; GC ${describeRunGc(record.gc)}` : ''}`);
+    }
+  }
   for (let rep = 0; rep < reps; rep++) {
     const same: Partial<Record<Target, RunRecord[]>> = {};
     const inOrder: RunRecord[] = [];
@@ -128,7 +142,7 @@ async function compare(
     oursOverReference: spread(overRef),
     oursOverLimit: spread(overLimit),
     cpuOursOverLimit: spread(cpuOverLimit),
-    ...(paired ? { adjacentOursOverLimit: pairs } : {}),
+    ...(paired ? { adjacentOursOverLimit: pairs, uncountedRuns } : {}),
     runs,
   };
 }
