@@ -23,6 +23,10 @@ export interface Scenario {
 /** A task with no tool call (the empty-task section's): the request, the task's status events, the stream's set-up and end. */
 export const EMPTY_TASK: Scenario = { toolCalls: 0, intervalMs: 0, idle: false };
 
+/** The scripted run's narration before its first tool call (a WORKING status's message) and its answer after the last (an artifact): every server writes both. */
+export const SCENARIO_NARRATION = 'thinking';
+export const SCENARIO_ANSWER = 'done';
+
 export const FRAMES_PER_TOOL_CALL = 2;
 /** Name of the field, in each frame's args / result, that carries the publish time. */
 export const PUBLISHED_AT_FIELD = 'publishedAtUs';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AIMessage } from '@langchain/core/messages';
 import { Observable } from 'rxjs';
 import { AgentExecutor, type ExecutorEvent, type ExecutorInput, type ExecutorRunOptions } from '../../src/executor';
-import { parseScenario, playScenario } from '../lib/scenario';
+import { parseScenario, playScenario, SCENARIO_ANSWER, SCENARIO_NARRATION } from '../lib/scenario';
 
 /**
  * Replaces the LangGraph executor in the real app: plays the scripted scenario with
@@ -20,7 +20,7 @@ export class BenchAgentExecutor extends AgentExecutor {
       const onAbort = (): void => abort.abort();
       if (follows) options.signal?.addEventListener('abort', onAbort, { once: true });
       if (options.signal?.aborted) abort.abort();
-      subscriber.next({ type: 'progress', text: 'thinking', step: 0 });
+      subscriber.next({ type: 'progress', text: SCENARIO_NARRATION, step: 0 });
       const text = typeof input === 'string' ? input : String(input.at(-1)?.content ?? '');
       // As the real executor (src/executor/agent-run.ts): a scenario that has ended, played out
       // or failed, is not aborted on teardown; one still playing is (cancel, disconnect).
@@ -28,7 +28,7 @@ export class BenchAgentExecutor extends AgentExecutor {
       playScenario(parseScenario(text), (frame) => subscriber.next({ type: 'toolFrame', frame }), abort.signal).then(
         () => {
           ended = true;
-          if (!abort.signal.aborted) subscriber.next({ type: 'reply', message: new AIMessage('done'), text: 'done' });
+          if (!abort.signal.aborted) subscriber.next({ type: 'reply', message: new AIMessage(SCENARIO_ANSWER), text: SCENARIO_ANSWER });
           subscriber.complete();
         },
         (err: unknown) => {

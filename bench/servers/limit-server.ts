@@ -1,12 +1,14 @@
 /**
  * (c) The limit: a bare node:http server that JSON.stringifies the same frame objects into the
- * same A2A 1.0 JSON-RPC StreamResponse shape and writes them as SSE. No framework, no store,
- * no bus: what any architecture on Node pays at the least for putting a frame on the wire.
+ * same A2A 1.0 JSON-RPC StreamResponse shape and writes them as SSE, with the scripted run's
+ * narration (the WORKING status's message) and answer (an artifact) as toolstream writes them.
+ * No framework, no store, no bus, and nothing a client was not sent (no history, no
+ * timestamps): what any architecture on Node pays at the least for the run's events.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { TOOL_CALL_V1_ARTIFACT_NAME, TOOL_CALL_V1_MIME_TYPE, TOOL_CALL_V1_PART_MEDIA_TYPE } from '../../src/extensions';
-import { parseScenario, playScenario } from '../lib/scenario';
+import { parseScenario, playScenario, SCENARIO_ANSWER, SCENARIO_NARRATION } from '../lib/scenario';
 
 interface JsonRpcRequest {
   id?: string | number | null;
@@ -56,7 +58,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   };
   res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   send({ task: { id: taskId, contextId, status: { state: 'TASK_STATE_SUBMITTED' } } });
-  send({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_WORKING' } } });
+  const narration = { messageId: `${taskId}-2`, contextId, taskId, role: 'ROLE_AGENT', parts: [{ text: SCENARIO_NARRATION }] };
+  send({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_WORKING', message: narration } } });
 
   // The scenario stops when the client leaves while it plays; once it has played out there is
   // nothing to stop, and the limit pays for nothing it does not need (as toolstream's executor).
@@ -83,6 +86,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   );
   ended = true;
   if (abort.signal.aborted) return;
+  send({ artifactUpdate: { taskId, contextId, artifact: { artifactId: 'answer', name: 'answer', parts: [{ text: SCENARIO_ANSWER }] }, lastChunk: true } });
   send({ statusUpdate: { taskId, contextId, status: { state: 'TASK_STATE_COMPLETED' } } });
   res.end();
 }

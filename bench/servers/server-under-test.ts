@@ -4,4 +4,6 @@ import type { Server } from 'node:http';
 export interface ServerUnderTest {
   server: Server;
   rpcPath: string;
+  /** Closes the server and whatever it runs besides (toolstream's Nest application); absent where closing the server is all. */
+  close?: () => Promise<void>;
 }

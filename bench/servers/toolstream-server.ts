@@ -61,5 +61,5 @@ export async function createToolstreamServer(redisUrl?: string): Promise<ServerU
   const app = moduleRef.createNestApplication<NestExpressApplication>(new ExpressPrototypesAdapter(), { logger: ['error'], bodyParser: false });
   app.disable('x-powered-by');
   await app.init();
-  return { server: app.getHttpServer() as Server, rpcPath: '/a2a' };
+  return { server: app.getHttpServer() as Server, rpcPath: '/a2a', close: () => app.close() };
 }
