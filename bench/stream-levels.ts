@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--flags=<node flags for toolstream, comma-separated>] [--targets=toolstream,limit]`
+ * `node -r ts-node/register/transpile-only bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--record=<dir>[,cpu-clock|page-faults]] [--flags=<node flags for toolstream, comma-separated>] [--targets=toolstream,limit]`
  *
  * Which level a flat-out many-stream run of toolstream lands on (docs/performance.md: in the
  * full runs its CPU per frame at 1,000 streams sat at 15.0–18.4 or 21.2–29.3 µs), with the
@@ -20,7 +20,14 @@
  *   samples (every 5 ms, /proc .../stat field 39) on one CPU;
  * - with `--perf` (Linux perf with tracepoint access), the server's main thread's event-loop
  *   turns (epoll_pwait calls), its futex calls (waits on the GC's helper threads) and page
- *   faults, and its other threads' futex calls.
+ *   faults, its other threads' futex calls and page faults, and every thread's mmap, munmap,
+ *   madvise, mprotect and brk calls per 1,000 frames (`…PerK`);
+ * - with `--record=<dir>[,cpu-clock|page-faults]`, a `perf record -g` of the server per run
+ *   (every thread, kernel included) into `<dir>/<target>-<round>-<n>.data`: on the software
+ *   clock (where its system time goes) or on every page fault (what faults); bench/kernel-split.ts
+ *   reads them.
+ * `toolCalls` 0 runs the empty-task section's job instead: after 10,000 uncounted empty tasks,
+ * each run sends `streams` empty tasks one at a time, and the counts are per task.
  * At the end it splits toolstream's runs into the two levels at the widest gap between their
  * sorted CPU per frame and prints each count's median per level: a count that moves with the
  * level is a candidate cause, one that does not is not. `--gap=<ms>` idles that long before
@@ -49,12 +56,15 @@ import { sumPerfStat } from './lib/perf-stat';
 import { median } from './lib/stats';
 
 const PERF_EVENTS = ['syscalls:sys_enter_epoll_pwait', 'syscalls:sys_enter_futex', 'page-faults'];
+/** The memory-mapping calls `--perf` counts too (every thread), per 1,000 frames: the heap taking and giving back pages. */
+const MAP_CALLS = ['mmap', 'munmap', 'madvise', 'mprotect', 'brk'];
 
 /** Counts the server's turns, futex calls and page faults with `perf stat` until stopped (per frame). */
 function perfCounts(pid: number): (frames: number) => Promise<Record<string, number>> {
   const file = join(tmpdir(), `stream-levels-${process.pid}.csv`);
   rmSync(file, { force: true });
-  const perf = spawn('perf', ['stat', '--per-thread', '-x,', '-e', PERF_EVENTS.join(','), '-p', String(pid), '-o', file], { stdio: 'ignore' });
+  const events = [...PERF_EVENTS, ...MAP_CALLS.map((call) => `syscalls:sys_enter_${call}`)];
+  const perf = spawn('perf', ['stat', '--per-thread', '-x,', '-e', events.join(','), '-p', String(pid), '-o', file], { stdio: 'ignore' });
   return async (frames) => {
     const exited = once(perf, 'exit');
     perf.kill('SIGINT');
@@ -67,7 +77,24 @@ function perfCounts(pid: number): (frames: number) => Promise<Record<string, num
       futexMain: of(PERF_EVENTS[1], 'main'),
       futexOthers: of(PERF_EVENTS[1], 'others'),
       faultsMain: of(PERF_EVENTS[2], 'main'),
+      faultsOthers: of(PERF_EVENTS[2], 'others'),
+      ...Object.fromEntries(MAP_CALLS.map((call) => [`${call}PerK`, 1000 * (of(`syscalls:sys_enter_${call}`, 'main') + of(`syscalls:sys_enter_${call}`, 'others'))])),
     };
+  };
+}
+
+/**
+ * `perf record -g` of the server (every thread, kernel included) into `file` until stopped: on the
+ * software clock (`cpu-clock`, where its system time goes) or on `page-faults` (what faults).
+ */
+async function perfRecord(pid: number, file: string, event: string): Promise<() => Promise<void>> {
+  rmSync(file, { force: true });
+  const perf = spawn('perf', ['record', '-g', '-e', event, ...(event === 'cpu-clock' ? ['-F', '2999'] : ['-c', '1']), '-p', String(pid), '-o', file], { stdio: 'ignore' });
+  await sleep(300);
+  return async () => {
+    const exited = once(perf, 'exit');
+    perf.kill('SIGINT');
+    await exited;
   };
 }
 
@@ -103,6 +130,12 @@ const COUNT_NAMES = [
   'futexMain',
   'futexOthers',
   'faultsMain',
+  'faultsOthers',
+  'mmapPerK',
+  'munmapPerK',
+  'madvisePerK',
+  'mprotectPerK',
+  'brkPerK',
 ] as const;
 
 function describe(counts: Record<string, number>): string {
@@ -120,8 +153,11 @@ async function main(): Promise<void> {
   const gcBeforeRun = process.argv.includes('--gc-before');
   const withPerf = process.argv.includes('--perf');
   const flags = (option('flags') ?? '').split(',').filter(Boolean);
+  const [recordDir, recordEvent = 'cpu-clock'] = (option('record') ?? '').split(',');
   const targets = (option('targets') ?? 'toolstream,limit').split(',') as Target[];
-  if (!(rounds > 0 && toolCalls > 0 && streams > 0)) throw new Error('usage: bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--flags=a,b] [--targets=toolstream,limit]');
+  // toolCalls 0: the empty-task section's job (tasks one at a time after 10,000 uncounted), counts per task.
+  const empty = toolCalls === 0;
+  if (!(rounds > 0 && toolCalls >= 0 && streams > 0)) throw new Error('usage: bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--flags=a,b] [--targets=toolstream,limit]');
   useCompiledChildren(compileChildren());
   const load = await LoadProcess.start();
   const servers = new Map<Target, ServerProcess>();
@@ -131,6 +167,7 @@ async function main(): Promise<void> {
     for (const t of targets) servers.set(t, await ServerProcess.start(t, {}, t === 'toolstream' ? flags : []));
     for (const server of servers.values()) {
       await load.run({ url: server.url, ...warm });
+      if (empty) await load.run({ url: server.url, streams: 10_000, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 600_000 });
       await server.gcPauses();
     }
     for (let round = 0; round < rounds; round++) {
@@ -152,9 +189,12 @@ async function main(): Promise<void> {
         const perf = withPerf ? perfCounts(pid) : undefined;
         // perf takes a moment to attach.
         if (perf) await sleep(300);
-        const r = await load.run({ url: server.url, streams, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
+        const record = recordDir ? await perfRecord(pid, join(recordDir, `${target}-${round + 1}-${lines.filter((x) => x.target === target && x.round === round).length + 1}.data`), recordEvent) : undefined;
+        const r = await load.run({ url: server.url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
         const sameCpu = placement();
-        const perfPerFrame = perf ? await perf(r.frames) : {};
+        if (record) await record();
+        const frames = empty ? r.completed : r.frames;
+        const perfPerFrame = perf ? await perf(frames) : {};
         const after = procCounts(pid);
         const loadAfter = procCounts(loadPid);
         const ioAfter = procIo(pid);
@@ -163,7 +203,6 @@ async function main(): Promise<void> {
         const gc = await server.gcPauses();
         const faults = minorFaults(pid) - faultsBefore;
         if (r.completed !== streams || !before || !after || !loadBefore || !loadAfter) throw new Error(`${target}: ${r.completed} of ${streams} streams completed (${r.errors.join('; ')})`);
-        const frames = r.frames;
         const s = countsPer(before, after, frames);
         const l = countsPer(loadBefore, loadAfter, frames);
         const counts: Record<string, number> = {
@@ -191,7 +230,7 @@ async function main(): Promise<void> {
         };
         const cpu = s.userUs + s.systemUs;
         lines.push({ target, round, cpu, counts });
-        console.log(`${target} round ${round + 1}: ${cpu.toFixed(1)} µs per frame, ${r.framesPerSec.toFixed(0)} frames/s; ${describe(counts)}`);
+        console.log(`${target} round ${round + 1}: ${cpu.toFixed(1)} µs per ${empty ? 'task' : 'frame'}, ${r.framesPerSec.toFixed(0)} frames/s, ${frames} ${empty ? 'tasks' : 'frames'}; ${describe(counts)}`);
       }
       console.log(`round ${round + 1} of ${rounds} done, load average ${loadavg()[0].toFixed(1)}`);
     }
