@@ -10,8 +10,9 @@
  * is: a frame's JSON, an event's, a tool call id…), per frame sent by then, is what the run's
  * tasks keep: objects, bytes and pointer fields (what the scavenger visits in each object it
  * copies). Then who holds the four types that grew most (the holder's type and field, and for
- * a list its own holder). By count differences, not by new ids: V8 gave strings alive in both
- * snapshots new ids. A snapshot runs a full GC first: these are what is alive, not what a
+ * a list its own holder). By count differences (Node's native nodes carry ids out of
+ * allocation order, so a bound on the first snapshot's ids does not say what is new). A snapshot
+ * runs a full GC first: these are what is alive, not what a
  * scavenge promoted that died since (`node --trace-gc-nvp` runs of bench/frame-cost.ts give
  * those bytes, and each scavenge phase's time).
  * `--sites` instead samples, over a whole run, what outlives a scavenge (V8's sampling heap
