@@ -13,12 +13,18 @@
  * maxRetainedBytes, the oldest evicted as each new one ends). Run it from `git archive` copies of
  * the two commits, alternately.
  *
- * Each repetition also prints the server's GC pauses during it (young-generation scavenges:
- * count, median, max, how many over 5 ms, total; other GCs: count, total): in Redis mode a
- * frame is written only once Redis acknowledged it, so a pause that falls within its round trip
- * is part of its latency. `--server-flags` gives every server more node flags (comma-separated),
- * e.g. `--server-flags=--max-semi-space-size=4` to see how the young generation's size moves
- * the pauses and the p99. `--alloc-profile=<dir>` writes each repetition's allocation profile
+ * Each repetition also prints the server's GC pauses during it (young-generation scavenges: count,
+ * median, max, how many over 5 ms, total; other GCs: count, total): in Redis mode a frame is
+ * written only once Redis acknowledged it, so a pause that falls within its round trip is part of
+ * its latency. Without `--warm-before` it also prints how much the old generation grew per frame
+ * during the run (old space and large objects, read right before and after it): with only scavenges
+ * in the run, what they promoted and what V8 allocated there directly, counted with no profiler or
+ * flag in the server (Redis mode, 2026-12-06: 319-323 B/frame against 292-299 by the sum of
+ * --trace-gc-nvp's `promoted` in the same runs); old space is freed only by sweeping after a
+ * mark-compact, so a low or negative figure in a run with none says one before it was still being
+ * swept. `--server-flags` gives every server more node flags (comma-separated), e.g.
+ * `--server-flags=--max-semi-space-size=4` to see how the young generation's size moves the pauses
+ * and the p99. `--alloc-profile=<dir>` writes each repetition's allocation profile
  * there (`<target>-<rep>.heapprofile`, V8's sampling heap profiler counting also what was
  * collected since: what fills the young generation) and prints the bytes allocated per frame,
  * in all and by the functions that allocated most; with `--alloc-profile-survivors` only what no
@@ -49,6 +55,11 @@ async function readsProcessed(client: Redis): Promise<number> {
 function allocationSummary(file: string, frames: number, what = 'allocated'): string {
   const { total, top } = allocationSites((JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head);
   return `${what} ${Math.round(total / frames)} B/frame (${top.map(([site, bytes]) => `${site} ${Math.round(bytes / frames)}`).join(', ')})`;
+}
+
+/** The old generation's used bytes (old space and large objects): between two reads with only scavenges between, what they promoted. */
+function oldGenerationBytes(heap: { oldSpaceUsedBytes: number; largeObjectSpaceUsedBytes: number }): number {
+  return heap.oldSpaceUsedBytes + heap.largeObjectSpaceUsedBytes;
 }
 
 /** A tenth's p99, or 'absent' when it holds no frame (fewer than 10 calls per task: NaN, null once sent between processes). */
@@ -87,11 +98,14 @@ async function main(): Promise<void> {
         const server = await pool.server(target);
         if (allocationDir) await server.startAllocationProfile(survivorsOnly);
         const redisCpuAtStart = await redisCpuUs(client);
+        // Without --warm-before the read is right before the run (the warm-up runs inside pool.run, and would count).
+        const oldAtStart = warmBefore ? undefined : oldGenerationBytes(await server.gcPauses());
         const measured = await pool.run(target, 100, scenario, 60_000, undefined, { watchGc: true, warmFirst: warmBefore });
         const pauses = measured.gc as GcDuringRun;
         const allocationFile = allocationDir && join(allocationDir, `${target}-${rep}.heapprofile`);
         if (allocationFile) await server.stopAllocationProfile(allocationFile);
         const r = runRecord(measured, rep, scenario);
+        const oldGrowth = oldAtStart === undefined ? '' : `, old generation grew ${Math.round((oldGenerationBytes(await server.gcPauses()) - oldAtStart) / r.frames)} B/frame${pauses.others.length > 0 ? ' (a GC other than a scavenge fell in: not what was promoted)' : ''}`;
         const redisCpuPerFrame = ((await redisCpuUs(client)) - redisCpuAtStart) / r.frames;
         const times = await commandTimes(client);
         const phases = measured.result.latency.byPhase;
@@ -102,7 +116,7 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames, survivorsOnly ? 'outlived a scavenge' : 'allocated')}` : ''),
+              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB${oldGrowth}, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames, survivorsOnly ? 'outlived a scavenge' : 'allocated')}` : ''),
         );
       }
     }
