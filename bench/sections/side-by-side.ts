@@ -101,11 +101,16 @@ async function compare(
   const cpuOverLimit: number[] = [];
   const pairs: number[][] = [];
   const uncountedRuns: RunRecord[] = [];
+  // A flat-out run's line names its GC (a paced row's GC is logged per row: describeGc).
+  const logRun = (record: RunRecord): void => {
+    const gc = kind === 'throughput' && record.gc ? `; GC ${describeRunGc(record.gc)}` : '';
+    log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}${gc}`);
+  };
   if (paired) {
     for (const target of PAIRED.filter((t) => targets.includes(t))) {
       const record = runRecord(await pool.run(target, streams, scenario, timeLimitMs, undefined, { watchGc: true }), -1, scenario);
       uncountedRuns.push(record);
-      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}${record.gc ? `; GC ${describeRunGc(record.gc)}` : ''}`);
+      logRun(record);
     }
   }
   for (let rep = 0; rep < reps; rep++) {
@@ -121,8 +126,7 @@ async function compare(
       same[target] = [...mine, record];
       inOrder.push(record);
       runs.push(record);
-      const gc = kind === 'throughput' && record.gc ? `; GC ${describeRunGc(record.gc)}` : '';
-      log?.(`  ${kind} ${streams}×${scenario.toolCalls}: ${describeRunCounts(record)}${gc}`);
+      logRun(record);
     }
     if (paired) pairs.push(adjacentRatios(inOrder, (r) => r.framesPerSec));
     const { toolstream: ours, reference: ref, limit } = same;
