@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { scenarioText, SCENARIO_ANSWER, SCENARIO_NARRATION, type Scenario } from '../bench/lib/scenario';
 import { createLimitServer } from '../bench/servers/limit-server';
 import { createToolstreamServer } from '../bench/servers/toolstream-server';
+import { collect, dataOf } from '../test/support/sse';
 import { TOOL_CALL_V1_EXTENSION_URI } from './extensions';
 
 type Result = Record<string, { status?: { state: string; message?: { parts: Array<{ text?: string }> } }; artifact?: { name: string; parts: Array<{ text?: string; data?: { phase?: string } }> } }>;
@@ -22,17 +23,12 @@ async function listen(server: Server): Promise<string> {
 async function clientView(url: string, scenario: Scenario): Promise<string[]> {
   const body = { jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: { messageId: `m-${scenario.toolCalls}`, role: 'ROLE_USER', parts: [{ text: scenarioText(scenario) }] } } };
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'a2a-version': '1.0', 'a2a-extensions': TOOL_CALL_V1_EXTENSION_URI }, body: JSON.stringify(body) });
-  const text = await res.text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('data: '))
-    .map((line) => {
-      const result = (JSON.parse(line.slice('data: '.length)) as { result: Result }).result;
-      const [kind, event] = Object.entries(result)[0];
-      const narration = event.status?.message?.parts.map((p) => p.text).join('');
-      const part = event.artifact?.parts[0];
-      return [kind, event.status?.state, narration, event.artifact?.name, part?.data?.phase ?? part?.text].filter((x) => x !== undefined).join(' ');
-    });
+  return (await collect(res)).map((message) => {
+    const [kind, event] = Object.entries((dataOf(message) as { result: Result }).result)[0];
+    const narration = event.status?.message?.parts.map((p) => p.text).join('');
+    const part = event.artifact?.parts[0];
+    return [kind, event.status?.state, narration, event.artifact?.name, part?.data?.phase ?? part?.text].filter((x) => x !== undefined).join(' ');
+  });
 }
 
 describe('the bench limit', () => {
