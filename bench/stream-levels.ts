@@ -52,7 +52,9 @@ import { LoadProcess, ServerProcess } from './lib/processes';
 import { countsPer, minorFaults, procCounts, procIo, sampleSameCpu, threadCpu } from './lib/proc-counts';
 import { compileChildren } from './lib/compile-children';
 import { useCompiledChildren } from './lib/processes';
+import { startPerfRecord } from './lib/perf-record';
 import { sumPerfStat } from './lib/perf-stat';
+import { EMPTY_TASK } from './lib/scenario';
 import { median } from './lib/stats';
 
 const PERF_EVENTS = ['syscalls:sys_enter_epoll_pwait', 'syscalls:sys_enter_futex', 'page-faults'];
@@ -80,21 +82,6 @@ function perfCounts(pid: number): (frames: number) => Promise<Record<string, num
       faultsOthers: of(PERF_EVENTS[2], 'others'),
       ...Object.fromEntries(MAP_CALLS.map((call) => [`${call}PerK`, 1000 * (of(`syscalls:sys_enter_${call}`, 'main') + of(`syscalls:sys_enter_${call}`, 'others'))])),
     };
-  };
-}
-
-/**
- * `perf record -g` of the server (every thread, kernel included) into `file` until stopped: on the
- * software clock (`cpu-clock`, where its system time goes) or on `page-faults` (what faults).
- */
-async function perfRecord(pid: number, file: string, event: string): Promise<() => Promise<void>> {
-  rmSync(file, { force: true });
-  const perf = spawn('perf', ['record', '-g', '-e', event, ...(event === 'cpu-clock' ? ['-F', '2999'] : ['-c', '1']), '-p', String(pid), '-o', file], { stdio: 'ignore' });
-  await sleep(300);
-  return async () => {
-    const exited = once(perf, 'exit');
-    perf.kill('SIGINT');
-    await exited;
   };
 }
 
@@ -154,10 +141,11 @@ async function main(): Promise<void> {
   const withPerf = process.argv.includes('--perf');
   const flags = (option('flags') ?? '').split(',').filter(Boolean);
   const [recordDir, recordEvent = 'cpu-clock'] = (option('record') ?? '').split(',');
+  if (recordEvent !== 'cpu-clock' && recordEvent !== 'page-faults') throw new Error(`--record=<dir>[,cpu-clock|page-faults], not ${recordEvent}`);
   const targets = (option('targets') ?? 'toolstream,limit').split(',') as Target[];
   // toolCalls 0: the empty-task section's job (tasks one at a time after 10,000 uncounted), counts per task.
   const empty = toolCalls === 0;
-  if (!(rounds > 0 && toolCalls >= 0 && streams > 0)) throw new Error('usage: bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--flags=a,b] [--targets=toolstream,limit]');
+  if (!(rounds > 0 && toolCalls >= 0 && streams > 0)) throw new Error('usage: bench/stream-levels.ts <rounds> [toolCalls=100] [streams=1000] [--gap=<ms>] [--warm-young] [--gc-before] [--perf] [--record=<dir>[,cpu-clock|page-faults]] [--flags=a,b] [--targets=toolstream,limit]');
   useCompiledChildren(compileChildren());
   const load = await LoadProcess.start();
   const servers = new Map<Target, ServerProcess>();
@@ -167,7 +155,7 @@ async function main(): Promise<void> {
     for (const t of targets) servers.set(t, await ServerProcess.start(t, {}, t === 'toolstream' ? flags : []));
     for (const server of servers.values()) {
       await load.run({ url: server.url, ...warm });
-      if (empty) await load.run({ url: server.url, streams: 10_000, maxOpen: 1, scenario: { toolCalls: 0, intervalMs: 0, idle: false }, timeLimitMs: 600_000 });
+      if (empty) await load.run({ url: server.url, streams: 10_000, maxOpen: 1, scenario: EMPTY_TASK, timeLimitMs: 600_000 });
       await server.gcPauses();
     }
     for (let round = 0; round < rounds; round++) {
@@ -189,10 +177,11 @@ async function main(): Promise<void> {
         const perf = withPerf ? perfCounts(pid) : undefined;
         // perf takes a moment to attach.
         if (perf) await sleep(300);
-        const record = recordDir ? await perfRecord(pid, join(recordDir, `${target}-${round + 1}-${lines.filter((x) => x.target === target && x.round === round).length + 1}.data`), recordEvent) : undefined;
+        const recordFile = join(recordDir, `${target}-${round + 1}-${lines.filter((x) => x.target === target && x.round === round).length + 1}.data`);
+        const record = recordDir ? await startPerfRecord(recordFile, true, 2999, { pid, event: recordEvent }) : undefined;
         const r = await load.run({ url: server.url, streams, maxOpen: empty ? 1 : undefined, scenario: { toolCalls, intervalMs: 0, idle: false }, timeLimitMs: 120_000 });
         const sameCpu = placement();
-        if (record) await record();
+        await record?.stop();
         const frames = empty ? r.completed : r.frames;
         const perfPerFrame = perf ? await perf(frames) : {};
         const after = procCounts(pid);

@@ -21,14 +21,25 @@ function perfMissing(): string | undefined {
   return probe.status === 0 ? undefined : `perf is not available (${probe.error?.message ?? probe.stderr.trim()}): apt-get install linux-perf`;
 }
 
-/** Starts sampling this process into `file` (`callGraph`: with call chains, `-g`); resolves once perf has attached. */
-export async function startPerfRecord(file: string, callGraph = false, hz = 4999): Promise<PerfRecording> {
+/** Another process to record, or another event: `page-faults` records every fault (`-c 1`) instead of sampling at `hz`. */
+export interface PerfTarget {
+  pid?: number;
+  event?: 'cpu-clock' | 'page-faults';
+}
+
+/**
+ * Starts sampling this process (or `target.pid`) into `file` (`callGraph`: with call chains,
+ * `-g`) on the software clock or on `target.event`; resolves once perf has attached.
+ */
+export async function startPerfRecord(file: string, callGraph = false, hz = 4999, target: PerfTarget = {}): Promise<PerfRecording> {
   const missing = perfMissing();
   if (missing) throw new Error(missing);
-  if (!process.execArgv.includes('--perf-basic-prof')) console.warn('perf-record: node runs without --perf-basic-prof: JavaScript frames will have no names');
+  const pid = target.pid ?? process.pid;
+  if (pid === process.pid && !process.execArgv.includes('--perf-basic-prof')) console.warn('perf-record: node runs without --perf-basic-prof: JavaScript frames will have no names');
   // A file left by an earlier recording would read as this one's header before perf attached.
   rmSync(file, { force: true });
-  const args = ['record', '-F', String(hz), ...(callGraph ? ['-g'] : []), '-p', String(process.pid), '-o', file];
+  const sampling = target.event === 'page-faults' ? ['-e', 'page-faults', '-c', '1'] : [...(target.event ? ['-e', target.event] : []), '-F', String(hz)];
+  const args = ['record', ...sampling, ...(callGraph ? ['-g'] : []), '-p', String(pid), '-o', file];
   const perf: ChildProcess = spawn('perf', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   perf.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
