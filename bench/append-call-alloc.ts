@@ -26,14 +26,10 @@ import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '..
 import { ShaScript } from '../src/a2a/store/redis-scripts';
 import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { startRedis } from '../test/support/redis-server';
+import { inspectorPost as post } from './lib/inspector-post';
 
 const [calls = 20_000, perCall = 1, runs = 3] = process.argv.slice(2).filter((arg) => !arg.startsWith('--')).map(Number);
 const throughAppender = process.argv.includes('--appender');
-
-
-function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
-}
 
 async function main(): Promise<void> {
   const server = await startRedis();

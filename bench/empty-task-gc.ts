@@ -31,6 +31,7 @@ import { youngCollector } from './lib/collect-young';
 import { watchGcPauses } from './lib/gc-pauses';
 import { startInProcessServer } from './lib/in-process-server';
 import { startPerfRecordOption } from './lib/perf-record';
+import { inspectorPost } from './lib/inspector-post';
 
 async function main(): Promise<void> {
   const tasks = Number(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? 5_000);
@@ -66,8 +67,7 @@ async function profiler(cpuFile?: string, heapFile?: string, allAllocations = fa
   const collectYoung = heapFile && !allAllocations ? youngCollector() : undefined;
   const session = new Session();
   session.connect();
-  const post = <T = unknown>(method: string, params?: object): Promise<T> =>
-    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+  const post = <T = unknown>(method: string, params?: object): Promise<T> => inspectorPost<T>(session, method, params);
   return {
     start: async () => {
       if (cpuFile) {

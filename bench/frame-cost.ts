@@ -27,6 +27,7 @@ import { createInterface } from 'node:readline';
 import { watchGcPauses } from './lib/gc-pauses';
 import { startPerfRecordOption } from './lib/perf-record';
 import { LoadProcess } from './lib/processes';
+import { inspectorPost as post } from './lib/inspector-post';
 
 const RESULT = 'frame-cost:';
 
@@ -39,10 +40,6 @@ interface ProfileNode {
 async function serve(target: string): Promise<{ server: Server; rpcPath: string }> {
   if (target === 'limit') return { server: (await import('./servers/limit-server')).createLimitServer(), rpcPath: '/' };
   return (await import('./servers/toolstream-server')).createToolstreamServer();
-}
-
-function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
 }
 
 /** Allocation by function from a sampling heap profile, per frame. */

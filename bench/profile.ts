@@ -22,6 +22,7 @@ import { BenchRedis } from './lib/redis';
 import { ServerPool } from './lib/server-pool';
 import { summariseProfile, type CpuProfile } from './profile-summary';
 import { agentOf, bareRun, executorRun } from './sections/executor-overhead';
+import { inspectorPost } from './lib/inspector-post';
 
 const CASES: Record<string, { what: string; job: Omit<LoadJob, 'url'> }> = {
   empty: {
@@ -60,8 +61,7 @@ async function profileExecutor(summaryDir: string, rawDir: string): Promise<void
   }
   const session = new Session();
   session.connect();
-  const post = <T>(method: string, params?: object): Promise<T> =>
-    new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+  const post = <T = unknown>(method: string, params?: object): Promise<T> => inspectorPost<T>(session, method, params);
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 200 });
   const sections: string[] = [];

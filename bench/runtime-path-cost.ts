@@ -17,6 +17,7 @@
  */
 import { Session } from 'node:inspector';
 import { resolve } from 'node:path';
+import { inspectorPost as post } from './lib/inspector-post';
 
 interface Side {
   src: string;
@@ -26,10 +27,6 @@ interface Side {
 interface SampledNode {
   selfSize: number;
   children: SampledNode[];
-}
-
-function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
-  return new Promise((done, fail) => session.post(method, params, (err, result) => (err ? fail(err) : done(result as T))));
 }
 
 function sampledBytes(node: SampledNode): number {

@@ -29,6 +29,7 @@ import { loadavg } from 'node:os';
 import { allocationSites, type AllocationNode } from './lib/allocation-sites';
 import { youngCollector } from './lib/collect-young';
 import { LoadProcess } from './lib/processes';
+import { inspectorPost as post } from './lib/inspector-post';
 
 interface Snapshot {
   snapshot: { meta: { node_fields: string[]; node_types: [string[]]; edge_fields: string[]; edge_types: [string[]] } };
@@ -39,10 +40,6 @@ interface Snapshot {
 
 type Counts = { count: number; bytes: number; pointers: number };
 type Census = Map<string, Counts>;
-
-function post<T>(session: Session, method: string, params: object = {}): Promise<T> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
-}
 
 async function takeSnapshot(session: Session): Promise<Snapshot> {
   const chunks: string[] = [];
