@@ -1,5 +1,5 @@
 /**
- * `node -r ts-node/register/transpile-only bench/kept-string-cost.ts <variant> [reps=4]`
+ * `node -r ts-node/register/transpile-only bench/kept-string-cost.ts <variant> [reps=4] [--full-gc]`
  *
  * What the young-generation GC pays for text a running task keeps, per object and per byte,
  * away from the server (round 27 `scavenge`): 1,000 tasks take a frame in turn, 200 frames
@@ -12,8 +12,14 @@
  * - `two`: both halves (two objects, the same bytes as `keep`);
  * - `join8`: each task joins its last eight into one string (the pieces kept until then);
  * - `intern`: `keep`, the string internalized first (a key of a dictionary-mode object, then
- *   deleted): V8 allocates the internalized copy in the old generation;
+ *   deleted): V8 allocates the internalized copy in the old generation. Every repetition's texts
+ *   are new (the same texts again would be found in the table, where a server's never are);
+ * - `intern-in`: the same by `text in object` (one string-table lookup; the store makes two: the
+ *   megamorphic IC's lookup of an existing entry, then the runtime's insert);
  * - `none`: nothing kept.
+ * `--full-gc` runs a full GC between repetitions (node `--expose-gc`): the last one's texts leave
+ * the string table, as a server's finished tasks' do at a mark-compact (that GC counts among the
+ * next repetition's mark-compacts).
  * It runs itself again under `node --trace-gc-nvp` and prints per repetition the scavenges, their
  * main-thread pause and helper threads' time per frame, the bytes promoted and copied within the
  * young generation per frame, the mark-compacts, and CPU per frame.
@@ -24,7 +30,7 @@ import { createInterface } from 'node:readline';
 const TASKS = 1000;
 const FRAMES = 200;
 const CHUNK = 128;
-const VARIANTS = ['keep', 'half', 'two', 'join8', 'intern', 'none'];
+const VARIANTS = ['keep', 'half', 'two', 'join8', 'intern', 'intern-in', 'none'];
 const RESULT = 'kept-string-cost:';
 
 let sink: unknown;
@@ -38,8 +44,12 @@ function garbage(i: number): void {
   sink = JSON.stringify({ i, n: list.length }) + 'y'.repeat(20);
 }
 
+/** Counts repetitions, so that each one's texts differ from the last one's (see `intern`). */
+let repetition = 0;
+
 function frameJson(task: number, i: number): string {
-  const json = JSON.stringify({ toolCallId: `call_${i >> 1}`, name: 'bench_tool', phase: i & 1 ? 'completed' : 'started', result: { seq: i, publishedAtUs: 1_733_450_000_000_000 + i * 7 + task } });
+  const publishedAtUs = 1_733_450_000_000_000 + repetition * 1_000_000_000 + i * 7 + task;
+  const json = JSON.stringify({ toolCallId: `call_${i >> 1}`, name: 'bench_tool', phase: i & 1 ? 'completed' : 'started', result: { seq: i, publishedAtUs } });
   // Flattened, as the task record's `flat` does.
   if (json.charCodeAt(0) !== 123) throw new Error('not JSON');
   return json;
@@ -57,6 +67,7 @@ function put(chunks: string[][], n: number, text: string): void {
 }
 
 function run(variant: string): string[][][] {
+  repetition += 1;
   const kept: string[][][] = [];
   const pending: string[][] = [];
   const counts = new Array<number>(TASKS).fill(0);
@@ -77,6 +88,9 @@ function run(variant: string): string[][][] {
         INTERNED[json] = 0;
         Reflect.deleteProperty(INTERNED, json);
         put(chunks, n, json);
+      } else if (variant === 'intern-in') {
+        if (json in INTERNED) throw new Error('unexpected key');
+        put(chunks, n, json);
       } else if (variant === 'half' || variant === 'two') {
         put(chunks, variant === 'two' ? 2 * n : n, flat(json.slice(0, json.length >> 1) + 'z'));
         if (variant === 'two') put(chunks, 2 * n + 1, flat(json.slice(json.length >> 1) + 'z'));
@@ -93,11 +107,12 @@ function run(variant: string): string[][][] {
   return kept;
 }
 
-function measure(variant: string, reps: number): void {
+function measure(variant: string, reps: number, fullGc: boolean): void {
   let kept: string[][][] | undefined;
   // The first run warms up; its GC lines end at its result line.
   for (let rep = 0; rep <= reps; rep++) {
     kept = undefined;
+    if (fullGc) (globalThis as unknown as { gc(): void }).gc();
     const cpu = process.cpuUsage();
     kept = run(variant);
     const used = process.cpuUsage(cpu);
@@ -110,9 +125,11 @@ function measure(variant: string, reps: number): void {
 async function main(): Promise<void> {
   const [variant, repsArg] = process.argv.slice(2);
   const reps = Number(repsArg ?? 4);
-  if (!VARIANTS.includes(variant) || !(reps > 0)) throw new Error(`usage: bench/kept-string-cost.ts <${VARIANTS.join('|')}> [reps=4]`);
-  if (process.argv.includes('--child')) return measure(variant, reps);
-  const child = spawn(process.execPath, ['--trace-gc-nvp', ...process.execArgv, __filename, variant, String(reps), '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  if (!VARIANTS.includes(variant) || !(reps > 0)) throw new Error(`usage: bench/kept-string-cost.ts <${VARIANTS.join('|')}> [reps=4] [--full-gc]`);
+  const fullGc = process.argv.includes('--full-gc');
+  if (process.argv.includes('--child')) return measure(variant, reps, fullGc);
+  const flags = ['--trace-gc-nvp', ...(fullGc ? ['--expose-gc'] : []), ...process.execArgv];
+  const child = spawn(process.execPath, [...flags, __filename, variant, String(reps), '--child', ...(fullGc ? ['--full-gc'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const sum = { scavenges: 0, pause: 0, helpers: 0, promoted: 0, copied: 0, markCompacts: 0 };
   const field = (line: string, name: string): number => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
   for await (const line of createInterface({ input: child.stdout })) {
