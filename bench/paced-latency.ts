@@ -7,7 +7,7 @@
  * publish-to-client latency, the p99 of the first, middle and last tenth of each task's frames,
  * server CPU per frame, Redis's own CPU per frame (INFO cpu, user + system), Redis socket reads per frame (INFO total_reads_processed: fewer when
  * commands share writes) and the time Redis spent per frame in the commands that took most
- * (INFO commandstats; a script's time includes the commands it ran, which are listed too). `prefill` = `<tasks>x<calls>` first runs that many tasks
+ * (INFO commandstats; a script's time includes the commands it ran, which are listed too), and the commands Redis ran per frame, in all and by command (INFO commandstats' calls: a script's call and each command it ran count one; the probe's own INFO reads are a few per run). `prefill` = `<tasks>x<calls>` first runs that many tasks
  * flat out (10 at a time, untimed) on each target, as the servers and the Redis of a full bench
  * have served other rows before its paced ones (finished tasks retained in Redis up to
  * maxRetainedBytes, the oldest evicted as each new one ends). Run it from `git archive` copies of
@@ -46,6 +46,13 @@ import { gcSummary, type GcDuringRun } from './lib/gc-pauses';
 import { commandTimes, redisCpuUs } from './lib/redis-command-times';
 import { runRecord } from './lib/server-pool';
 import { withRedisServerPool } from './lib/with-redis-server-pool';
+
+/** Commands Redis ran since the last CONFIG RESETSTAT (INFO commandstats: a script's call and the commands it ran each count), in all and by command, most first. */
+async function commandCalls(client: Redis): Promise<{ total: number; byCommand: [string, number][] }> {
+  const byCommand: [string, number][] = [];
+  for (const [, name, calls] of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) byCommand.push([name, Number(calls)]);
+  return { total: byCommand.reduce((sum, [, calls]) => sum + calls, 0), byCommand: byCommand.sort((a, b) => b[1] - a[1]) };
+}
 
 async function readsProcessed(client: Redis): Promise<number> {
   return Number(/total_reads_processed:(\d+)/.exec(await client.info('stats'))?.[1] ?? NaN);
@@ -108,6 +115,7 @@ async function main(): Promise<void> {
         const oldGrowth = oldAtStart === undefined ? '' : `, old generation grew ${Math.round((oldGenerationBytes(await server.gcPauses()) - oldAtStart) / r.frames)} B/frame${pauses.others.length > 0 ? ' (a GC other than a scavenge fell in: not what was promoted)' : ''}`;
         const redisCpuPerFrame = ((await redisCpuUs(client)) - redisCpuAtStart) / r.frames;
         const times = await commandTimes(client);
+        const calls = await commandCalls(client);
         const phases = measured.result.latency.byPhase;
         const phase = phases ? `${phaseP99(phases.first)} / ${phaseP99(phases.middle)} / ${phaseP99(phases.last)}` : '-';
         console.log(
@@ -116,7 +124,10 @@ async function main(): Promise<void> {
             `Redis µs/frame by command ${times
               .slice(0, 4)
               .map(([name, us]) => `${name} ${(us / r.frames).toFixed(1)}`)
-              .join(', ')}, GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB${oldGrowth}, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames, survivorsOnly ? 'outlived a scavenge' : 'allocated')}` : ''),
+              .join(', ')}, Redis commands ${(calls.total / r.frames).toFixed(3)}/frame (${calls.byCommand
+              .slice(0, 6)
+              .map(([name, count]) => `${name} ${(count / r.frames).toFixed(3)}`)
+              .join(', ')}), GC: ${gcSummary(pauses)}, old space free at the start ${(pauses.oldSpaceFreeBytesAtStart / 2 ** 20).toFixed(1)} MiB, young generation ${(pauses.newSpaceBytesAtStart / 2 ** 20).toFixed(1)} → ${(pauses.newSpaceBytesAtEnd / 2 ** 20).toFixed(1)} MiB${oldGrowth}, load ${r.loadAverage.toFixed(1)}` + (allocationFile ? `; ${allocationSummary(allocationFile, r.frames, survivorsOnly ? 'outlived a scavenge' : 'allocated')}` : ''),
         );
       }
     }
