@@ -55,4 +55,25 @@ describe('ShaScript calls and the connection\'s commandTimeout', () => {
     sent[3_000].resolve('again');
     expect(await next).toBe('again');
   });
+
+  it("settles each call's promise as ioredis's own command would: its reply as it came, or the connection's error object itself", async () => {
+    const { redis, sent } = connection(60_000);
+    const script = new ShaScript(redis, 'return 1', 2);
+    const answered = script.call(['k1', Buffer.from('k2')], ['a']);
+    const failed = script.call(['k1', 'k2'], []).then(
+      () => 'answered',
+      (err: unknown) => err,
+    );
+    const closed = new Error('Connection is closed.');
+    const reply = Buffer.from('1');
+    sent[0].resolve(reply);
+    sent[1].reject(closed);
+    expect(await answered).toBe(reply);
+    expect(sent[0].isResolved).toBe(true);
+    expect(await failed).toBe(closed);
+    // Named in ioredis's log, errors and traces by the SHA1 and the number of keys; written as given.
+    expect(sent[0].name).toBe('evalsha');
+    expect(sent[0].args).toEqual([expect.stringMatching(/^[0-9a-f]{40}$/), '2']);
+    expect(sent[0].toWritable(undefined as never).toString()).toBe(`*6\r\n$7\r\nevalsha\r\n$40\r\n${sent[0].args[0] as string}\r\n$1\r\n2\r\n$2\r\nk1\r\n$2\r\nk2\r\n$1\r\na\r\n`);
+  });
 });
