@@ -15,8 +15,15 @@ import { MIN_CALL_GAP_MS } from './redis-task-appender';
  * CPU and wakes Redis once more. The commands, their order and their replies are unchanged.
  */
 export class RedisTurnWrites {
-  private readonly due: (() => void)[] = [];
-  private readonly waiting: (() => void)[] = [];
+  /**
+   * The sends due (and those waiting for the gap), and an empty list each that takes their place
+   * while they run: splice(0) made a new list per turn and left the old one without a backing
+   * store, which the next turn's push grew again (~0.2 kB of heap per turn).
+   */
+  private due: (() => void)[] = [];
+  private dueSpare: (() => void)[] = [];
+  private waiting: (() => void)[] = [];
+  private waitingSpare: (() => void)[] = [];
   private corkedStream?: Redis['stream'];
 
   constructor(private readonly redis: Redis) {}
@@ -25,12 +32,15 @@ export class RedisTurnWrites {
   defer(send: () => void): void {
     this.due.push(send);
     if (this.due.length > 1) return;
-    queueMicrotask(this.runDue);
+    afterThisCode(this.runDue);
   }
 
   // The microtasks' functions are made once, not per turn (each was a closure of ~56 B per frame).
   private readonly runDue = (): void => {
-    for (const due of this.due.splice(0)) due();
+    const due = this.due;
+    this.due = this.dueSpare;
+    this.dueSpare = due;
+    runAll(due);
   };
 
   /**
@@ -40,10 +50,15 @@ export class RedisTurnWrites {
   later(send: () => void): void {
     this.waiting.push(send);
     if (this.waiting.length > 1) return;
-    setTimeout(() => {
-      for (const waited of this.waiting.splice(0)) waited();
-    }, MIN_CALL_GAP_MS);
+    setTimeout(this.runWaiting, MIN_CALL_GAP_MS);
   }
+
+  private readonly runWaiting = (): void => {
+    const waiting = this.waiting;
+    this.waiting = this.waitingSpare;
+    this.waitingSpare = waiting;
+    runAll(waiting);
+  };
 
   /**
    * Corks the socket until this turn's queued promise callbacks are done: what is written
@@ -55,7 +70,7 @@ export class RedisTurnWrites {
     const stream = this.redis.stream;
     stream.cork();
     this.corkedStream = stream;
-    queueMicrotask(this.uncork);
+    afterThisCode(this.uncork);
   }
 
   private readonly uncork = (): void => {
@@ -63,4 +78,25 @@ export class RedisTurnWrites {
     this.corkedStream = undefined;
     stream?.uncork();
   };
+}
+
+const RESOLVED = Promise.resolve();
+
+/**
+ * Runs `run` once the current code and the promise callbacks queued so far are done: a microtask,
+ * as queueMicrotask queues it, in the same queue and order, but as a callback of a promise that is
+ * resolved already, not through queueMicrotask's async resource and bound function (~250 against
+ * ~100 B of heap per call, measured alone; two per turn).
+ */
+function afterThisCode(run: () => void): void {
+  void RESOLVED.then(run);
+}
+
+/** Runs the sends in `list` (new ones go to the list that took its place), then empties it in place for the next turn. */
+function runAll(list: (() => void)[]): void {
+  try {
+    for (let i = 0; i < list.length; i++) list[i]();
+  } finally {
+    while (list.length > 0) list.pop();
+  }
 }
