@@ -1,4 +1,4 @@
-import { type TaskState, taskStateToJSON } from '@a2a-js/sdk';
+import { TaskState, taskStateToJSON } from '@a2a-js/sdk';
 import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
 import { decimalDigits as digits, writeDecimal } from './redis-resp';
@@ -261,9 +261,12 @@ const HOLD_AT_MOST = 512;
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2_000;
 
-/** A call in flight: its events and arguments, and what the appender records once it is stored. */
+/** A batch this long or shorter is emptied in place for the next (see recycle); a longer one's array is let go. */
+const SHORT_BATCH = 16;
+const NO_ARGS: (string | Buffer)[] = [];
+
+/** A call in flight: its arguments, and what the appender records once it is stored (its events are `sent`). */
 interface InFlight {
-  batch: TaskEvent[];
   args: (string | Buffer)[];
   last: number;
   state: TaskState;
@@ -291,7 +294,13 @@ interface InFlight {
  * wait for it. While Redis answers, the backlog is what the run wrote during one round trip.
  */
 export class RedisTaskAppender {
-  private readonly pending: TaskEvent[] = [];
+  private pending: TaskEvent[] = [];
+  /**
+   * The events of the call in flight; empty between calls. It and `pending` trade places when a
+   * call takes every pending event: splice(0) made a new array per call, and left `pending`
+   * without a backing store, which its next push grew again (~0.2 kB of heap per call).
+   */
+  private sent: TaskEvent[] = [];
   private scheduled = false;
   private sending = false;
   private retry?: NodeJS.Timeout;
@@ -313,8 +322,11 @@ export class RedisTaskAppender {
   private storedAnswer?: string;
   private leaseLost = false;
   private readonly waiters: (() => void)[] = [];
-  /** The call in flight: what its reply needs (see onReply). */
+  /** The call in flight: what its reply needs (see onReply); `flight` while one is in flight. */
   private call?: InFlight;
+  /** One object for every call's InFlight, and one for its head (a new one each per call was ~0.2 kB of heap). */
+  private readonly flight: InFlight = { args: NO_ARGS, last: 0, state: TaskState.TASK_STATE_UNSPECIFIED, statusTime: 0, now: 0, renewTtl: false, index: false, withSnapshot: false, again: false };
+  private readonly head: AppendHead;
   /** The newest seq Redis holds from this writer (or from before it, see AppenderOptions.storedSeq). */
   storedSeq: number;
   /** The task's state as of the newest stored batch (undefined until one is stored). */
@@ -333,6 +345,7 @@ export class RedisTaskAppender {
     this.keys = options.keys.map((key) => Buffer.from(key));
     this.taskPart = appendTaskPart(options.lease, options.channel);
     this.ownerMember = Buffer.from(options.ownerMember);
+    this.head = { maxlen: options.maxEventsPerTask, state: '', statusTime: 0, lastSeq: 0, ttlMs: 0, publish: false, member: false, snapshot: false, answer: false };
   }
 
   /** Whether another writer took the lease over (this one's batches are refused). */
@@ -423,7 +436,13 @@ export class RedisTaskAppender {
       return;
     }
     this.sending = true;
-    const batch = this.pending.length <= MAX_BATCH ? this.pending.splice(0) : this.pending.splice(0, MAX_BATCH);
+    let batch: TaskEvent[];
+    if (this.pending.length <= MAX_BATCH) {
+      // `sent` is empty between calls: the two trade places.
+      batch = this.pending;
+      this.pending = this.sent;
+    } else batch = this.pending.splice(0, MAX_BATCH);
+    this.sent = batch;
     const task = this.record;
     // An empty batch: the call stores only the snapshot that the last batch left for it (see below).
     const last = batch.length > 0 ? batch[batch.length - 1].seq : this.storedSeq;
@@ -442,6 +461,7 @@ export class RedisTaskAppender {
     const withSnapshot = due && !apart;
     this.snapshotOwed = apart;
     if (batch.length === 0 && !withSnapshot) {
+      // `sent` is the empty array that was pending.
       this.sending = false;
       this.settle();
       return;
@@ -458,23 +478,32 @@ export class RedisTaskAppender {
     const snapshot = withSnapshot ? taskSnapshotBuffer(task.snapshot({ includeArtifacts: false }), task.snapshotArtifacts()) : undefined;
     // An empty answer is not stored (as before any answer: the conversation skips the turn).
     const newAnswer = answer !== undefined && answer !== '' && answer !== this.storedAnswer ? answer : undefined;
-    const head: AppendHead = {
-      maxlen: this.options.maxEventsPerTask,
-      state: taskStateToJSON(state),
-      statusTime,
-      lastSeq: last,
-      ttlMs: renewTtl ? this.options.runningTtlMs : 0,
-      // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
-      publish: bytes <= MAX_PUBLISHED_BYTES,
-      member: index,
-      snapshot: snapshot !== undefined,
-      answer: newAnswer !== undefined,
-    };
+    const head = this.head;
+    head.state = taskStateToJSON(state);
+    head.statusTime = statusTime;
+    head.lastSeq = last;
+    head.ttlMs = renewTtl ? this.options.runningTtlMs : 0;
+    // Followers elsewhere take a small batch from the PUBLISH itself (no XRANGE); a large one they read.
+    head.publish = bytes <= MAX_PUBLISHED_BYTES;
+    head.member = index;
+    head.snapshot = snapshot !== undefined;
+    head.answer = newAnswer !== undefined;
     const args: (string | Buffer)[] = [encodeAppend(head, this.taskPart, batch)];
     if (index) args.push(this.ownerMember);
     if (snapshot) args.push(snapshot);
     if (newAnswer !== undefined) args.push(newAnswer);
-    this.call = { batch, args, last, state, statusTime, answer, now, renewTtl, index, withSnapshot, again: false };
+    const call = this.flight;
+    call.args = args;
+    call.last = last;
+    call.state = state;
+    call.statusTime = statusTime;
+    call.answer = answer;
+    call.now = now;
+    call.renewTtl = renewTtl;
+    call.index = index;
+    call.withSnapshot = withSnapshot;
+    call.again = false;
+    this.call = call;
     this.lastCallAt = performance.now();
     this.options.append(this.keys, args).then(this.onReply, this.onFailure);
   }
@@ -488,8 +517,9 @@ export class RedisTaskAppender {
 
   /** The call in flight answered: `held` 1 when stored, 0 when another writer holds the lease. */
   private readonly onReply = (held: number): void => {
-    const { batch, last, state, statusTime, answer, now, renewTtl, index, withSnapshot } = this.call!;
-    this.call = undefined;
+    const { last, state, statusTime, answer, now, renewTtl, index, withSnapshot } = this.call!;
+    const batch = this.sent;
+    this.endCall();
     if (this.outage) this.options.warn(`task ${this.record.id}: Redis is back; the events that waited for it are being stored`);
     this.outage = false;
     this.retryMs = RETRY_FIRST_MS;
@@ -514,6 +544,7 @@ export class RedisTaskAppender {
       this.storedState = state;
       if (batch.length > 0) this.options.onStored?.(this.storedSeq, state, batch);
     }
+    this.recycle();
     this.sending = false;
     if (this.pending.length > 0 || this.snapshotOwed) this.send();
     else this.settle();
@@ -529,11 +560,31 @@ export class RedisTaskAppender {
       loaded.then(this.sendAgain, this.onFailure);
       return;
     }
-    this.call = undefined;
-    this.pending.unshift(...call.batch);
+    this.endCall();
+    const batch = this.sent;
+    this.pending.unshift(...batch);
+    this.recycle();
     this.sending = false;
     this.retryAfterOutage(err);
   };
+
+  /** The call in flight is over: what it held (its arguments, tens of kB with a snapshot) is let go. */
+  private endCall(): void {
+    this.call = undefined;
+    this.flight.args = NO_ARGS;
+    this.flight.answer = undefined;
+  }
+
+  /**
+   * Empties the call's events once it is over (onStored took them as they were: no one keeps the
+   * array), for the next call to take (see `sent`): emptied in place while short, so its backing
+   * store serves again; a long one (a backlog) is let go.
+   */
+  private recycle(): void {
+    const batch = this.sent;
+    if (batch.length <= SHORT_BATCH) while (batch.length > 0) batch.pop();
+    else this.sent = [];
+  }
 
   private readonly sendAgain = (): void => {
     this.options.append(this.keys, this.call!.args).then(this.onReply, this.onFailure);
