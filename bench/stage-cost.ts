@@ -22,6 +22,15 @@
  * the stage's instructions per frame (start-up and the warm-up cancel out); one stage's less the
  * stage before it is that part's. Prints the frames and the CPU they took (not comparable under
  * valgrind).
+ *
+ * Cache misses the same way (round 28): `--cache-sim=yes --D1=49152,12,64 --LL=8388608,16,64`
+ * (this VM's L1d; an LL of 8 MB, where bench/random-load-latency.ts's dependent loads turn slow:
+ * `getconf` reports an L3 of ~508 MB, associativity 0, which valgrind would take), and
+ * `cg_diff` of the two sizes' outputs for the functions (the JIT code is one `???` there; run
+ * callgrind with `--dump-instr=yes` and node's `--perf-basic-prof` to name it from
+ * /tmp/perf-<pid>.map). Valgrind has no TLB: the same run with 4 KiB lines, `--D1=393216,96,4096
+ * --LL=16777216,16,4096 --I1=262144,64,4096`, counts misses of a 96-entry L1 and a 4,096-entry
+ * L2 TLB (Zen 5's sizes; this VM reports an AMD EPYC with a 48 KB L1d and a 1 MB L2).
  */
 import { randomUUID } from 'node:crypto';
 import { Subscriber } from 'rxjs';
