@@ -3,6 +3,7 @@ import type { TaskEvent } from '../task-event';
 import type { TaskRecord } from '../task-record';
 import { decimalDigits as digits, writeDecimal } from './redis-resp';
 import { taskSnapshotBuffer } from './redis-snapshot-json';
+import { emptiedForReuse } from './reused-list';
 
 /**
  * Appends a batch of events if the caller still holds the task's lease, and updates the task's
@@ -581,9 +582,7 @@ export class RedisTaskAppender {
    * store serves again; a long one (a backlog) is let go.
    */
   private recycle(): void {
-    const batch = this.sent;
-    if (batch.length <= SHORT_BATCH) while (batch.length > 0) batch.pop();
-    else this.sent = [];
+    this.sent = emptiedForReuse(this.sent, SHORT_BATCH);
   }
 
   private readonly sendAgain = (): void => {

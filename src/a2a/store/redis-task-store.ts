@@ -10,6 +10,7 @@ import { APPEND_SCRIPT, RedisTaskAppender } from './redis-task-appender';
 import { RedisRetention } from './redis-retention';
 import { defineScript, inSlices, ShaScript, type ScriptCall } from './redis-scripts';
 import { RedisTurnWrites } from './redis-turn-writes';
+import { emptiedForReuse } from './reused-list';
 import { CREATE_QUEUED_SCRIPT, EXPIRED_LEASES_SCRIPT, RENEW_LEASES_SCRIPT, TAKE_OVER_SCRIPT } from './run-queue-scripts';
 import { TaskStore, type Conversation, type ListTasksQuery, type NewTask, type TaskPage, type TaskView, type WrittenTask } from './task-store';
 
@@ -1034,11 +1035,9 @@ export class RedisTaskReplica implements TaskView {
   private dropTailHead(count: number): void {
     if (count <= 0) return;
     if (count >= this.tail.length) {
-      // A short tail is emptied in place: a paced stream's replica empties it after every batch
-      // (trimTail), and a new array grew a new backing store (~150 bytes) for the next one. Popped
-      // slots hold no event; a long tail goes at once.
-      if (this.tail.length <= SHORT_TAIL) while (this.tail.length > 0) this.tail.pop();
-      else this.tail = [];
+      // A paced stream's replica empties its tail after every batch (trimTail): a short one is
+      // emptied in place, a long one goes at once (see emptiedForReuse).
+      this.tail = emptiedForReuse(this.tail, SHORT_TAIL);
       this.tailChars = 0;
       return;
     }

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { MIN_CALL_GAP_MS } from './redis-task-appender';
+import { emptiedForReuse } from './reused-list';
 
 /**
  * When the appenders' script calls leave, and in how many socket writes.
@@ -97,6 +98,6 @@ function runAll(list: (() => void)[]): void {
   try {
     for (let i = 0; i < list.length; i++) list[i]();
   } finally {
-    while (list.length > 0) list.pop();
+    emptiedForReuse(list);
   }
 }
