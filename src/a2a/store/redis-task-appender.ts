@@ -323,9 +323,10 @@ export class RedisTaskAppender {
   private storedAnswer?: string;
   private leaseLost = false;
   private readonly waiters: (() => void)[] = [];
-  /** The call in flight: what its reply needs (see onReply); `flight` while one is in flight. */
-  private call?: InFlight;
-  /** One object for every call's InFlight, and one for its head (a new one each per call was ~0.2 kB of heap). */
+  /**
+   * The call in flight: what its reply needs (see onReply), one object for every call, as its head
+   * is (a new one each per call was ~0.2 kB of heap); meaningful while `sending`.
+   */
   private readonly flight: InFlight = { args: NO_ARGS, last: 0, state: TaskState.TASK_STATE_UNSPECIFIED, statusTime: 0, now: 0, renewTtl: false, index: false, withSnapshot: false, again: false };
   private readonly head: AppendHead;
   /** The newest seq Redis holds from this writer (or from before it, see AppenderOptions.storedSeq). */
@@ -504,7 +505,6 @@ export class RedisTaskAppender {
     call.index = index;
     call.withSnapshot = withSnapshot;
     call.again = false;
-    this.call = call;
     this.lastCallAt = performance.now();
     this.options.append(this.keys, args).then(this.onReply, this.onFailure);
   }
@@ -518,7 +518,7 @@ export class RedisTaskAppender {
 
   /** The call in flight answered: `held` 1 when stored, 0 when another writer holds the lease. */
   private readonly onReply = (held: number): void => {
-    const { last, state, statusTime, answer, now, renewTtl, index, withSnapshot } = this.call!;
+    const { last, state, statusTime, answer, now, renewTtl, index, withSnapshot } = this.flight;
     const batch = this.sent;
     this.endCall();
     if (this.outage) this.options.warn(`task ${this.record.id}: Redis is back; the events that waited for it are being stored`);
@@ -553,7 +553,7 @@ export class RedisTaskAppender {
 
   /** The call in flight failed: sent again once it can go (see afterFailure), or its events wait, in order, for Redis to return. */
   private readonly onFailure = (err: unknown): void => {
-    const call = this.call!;
+    const call = this.flight;
     const loaded = call.again ? undefined : this.options.afterFailure?.(err);
     if (loaded) {
       // Nothing was stored (the script did not run): the same call goes again, once.
@@ -571,7 +571,6 @@ export class RedisTaskAppender {
 
   /** The call in flight is over: what it held (its arguments, tens of kB with a snapshot) is let go. */
   private endCall(): void {
-    this.call = undefined;
     this.flight.args = NO_ARGS;
     this.flight.answer = undefined;
   }
@@ -586,7 +585,7 @@ export class RedisTaskAppender {
   }
 
   private readonly sendAgain = (): void => {
-    this.options.append(this.keys, this.call!.args).then(this.onReply, this.onFailure);
+    this.options.append(this.keys, this.flight.args).then(this.onReply, this.onFailure);
   };
 
   /** Tried again after a pause that grows while Redis stays away. */
