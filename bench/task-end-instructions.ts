@@ -1,0 +1,151 @@
+/**
+ * `node -r ts-node/register/transpile-only bench/task-end-instructions.ts [tasks=100] [calls=100] [modes=state,end,retain] [--native]`
+ *
+ * Instructions Redis executes for a task's end, counted, not timed: for each mode a redis-server
+ * of its own runs under `valgrind --tool=cachegrind --cache-sim=no` (`--hz 1`, so that its
+ * timers weigh little), takes `tasks` tasks of `calls` append calls of two ~450 B tool frames
+ * each (as paced streams send them, through the store's append script), and then:
+ * - `state`: nothing more (the baseline);
+ * - `end`: each task's end append: its terminal status event, a ~30 kB snapshot (as the paced
+ *   row's, 100 finished tools), the answer and the owner index, as the appender sends it;
+ * - `end-nosnap`: the same append without the snapshot;
+ * - `retain`: the end append, then the end's RETAIN_SCRIPT call per task (its keys' expiry, the
+ *   run leases, filing among the finished tasks), for every task at once (as tasks that end in
+ *   one event-loop turn: the store files those together, if its RedisRetention does);
+ * - `retain-each`: the same, one task's end at a time (a call each).
+ * Prints each mode's instructions in all and, against `state`, per task. Needs valgrind and
+ * cg_annotate. Run it from `git archive` copies of two commits to compare their scripts.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
+import { TaskEvent } from '../src/a2a/task-event';
+import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
+import { RedisRetention } from '../src/a2a/store/redis-retention';
+import { ShaScript } from '../src/a2a/store/redis-scripts';
+
+const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const tasks = Number(positional[0] ?? 100);
+const calls = Number(positional[1] ?? 100);
+const modes = (positional[2] ?? 'state,end,retain').split(',');
+const PREFIX = 'toolstream:';
+/** `--native`: redis-server itself, not under valgrind: Redis's own µs (INFO commandstats) for the end's calls instead of instructions. */
+const NATIVE = process.argv.includes('--native');
+const TTL_MS = 3_600_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function run(mode: string): Promise<{ total: number; byFunction: Map<string, number> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'task-end-ir-'));
+  const out = join(dir, 'cachegrind.out');
+  const port = await freePort();
+  const server = spawn(NATIVE ? 'redis-server' : 'valgrind', [...(NATIVE ? [] : ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, 'redis-server']), '--port', String(port), '--save', '', '--appendonly', 'no', '--hz', '1', '--dir', dir], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  let redis: Redis;
+  for (let tries = 0; ; tries++) {
+    redis = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
+    redis.on('error', () => undefined);
+    if (await redis.connect().then(() => true, () => false)) break;
+    redis.disconnect();
+    if (tries === 100) throw new Error('redis-server under valgrind did not start');
+    await sleep(300);
+  }
+  await redis.script('LOAD', APPEND_SCRIPT);
+  const script = new ShaScript(redis, APPEND_SCRIPT, 3);
+  const retention = new RedisRetention({ redis, prefix: PREFIX, maxRetainedTasks: 10_000, maxRetainedBytes: 256 * 1024 * 1024 });
+  const frame = (id: string, seq: number): string =>
+    JSON.stringify({ artifactUpdate: { taskId: id, contextId: `c-${id}`, artifact: { artifactId: `tool-call-${seq}`, name: 'tool-call-v1', parts: [{ data: { data: { toolCallId: `call-${seq}`, name: 'bench_tool', phase: 'completed', result: { seq, publishedAtUs: 123456789.123 } } }, mediaType: 'application/vnd.toolstream.tool-call-v1+json' }] }, append: false, lastChunk: true } });
+  const snapshot = Buffer.from(JSON.stringify({ id: 't', artifacts: Array.from({ length: 100 }, (_, i) => JSON.parse(frame('t', i)).artifactUpdate.artifact) }));
+  const startSnapshot = Buffer.from(JSON.stringify({ id: 't', status: { state: 'TASK_STATE_WORKING' }, history: [{ role: 'ROLE_USER', parts: [{ text: 'run the bench scenario' }] }], artifacts: [] }));
+  const ids = Array.from({ length: tasks }, (_, i) => `task-${i}`);
+  const keysOf = (id: string): Buffer[] => [`${PREFIX}task:${id}`, `${PREFIX}events:${id}`, `${PREFIX}owner:o`].map((key) => Buffer.from(key));
+  for (const id of ids) {
+    await redis.hset(`${PREFIX}task:${id}`, { id, contextId: `c-${id}`, owner: 'o', lease: 'lease-1', state: 'TASK_STATE_WORKING', lastSeq: '0' });
+    await redis.zadd(`${PREFIX}leases`, Date.now() + 30_000, id);
+  }
+  const taskPart = (id: string): Buffer => appendTaskPart('lease-1', `${PREFIX}channel:${id}`);
+  const head = (lastSeq: number, state: string, extras: Partial<AppendHead> = {}): AppendHead => ({ maxlen: 10_000, state, statusTime: 1_000, lastSeq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false, ...extras });
+  // The running tasks' appends, taking turns as paced streams do.
+  for (let call = 0; call < calls; call++) {
+    await Promise.all(
+      ids.map((id) => {
+        const batch = [new TaskEvent(2 * call + 1, frame(id, call), true), new TaskEvent(2 * call + 2, frame(id, call), true)];
+        // The first carries the start's snapshot (its state change), as the appender sends it: the hash holds a snapshot from then on.
+        if (call === 0) return script.call(keysOf(id), [encodeAppend(head(2, 'TASK_STATE_WORKING', { snapshot: true }), taskPart(id), batch), startSnapshot]);
+        return script.call(keysOf(id), [encodeAppend(head(2 * call + 2, 'TASK_STATE_WORKING'), taskPart(id), batch)]);
+      }),
+    );
+  }
+  await redis.config('RESETSTAT');
+  if (mode !== 'state') {
+    const last = 2 * calls + 1;
+    await Promise.all(
+      ids.map((id) => {
+        const batch = [new TaskEvent(last, JSON.stringify({ statusUpdate: { taskId: id, contextId: `c-${id}`, status: { state: 'TASK_STATE_COMPLETED' } } }), false, true)];
+        const withSnapshot = mode !== 'end-nosnap';
+        const args: (string | Buffer)[] = [encodeAppend(head(last, 'TASK_STATE_COMPLETED', { member: true, snapshot: withSnapshot, answer: true }), taskPart(id), batch), Buffer.from(id)];
+        if (withSnapshot) args.push(snapshot);
+        args.push('the answer');
+        return script.call(keysOf(id), args);
+      }),
+    );
+  }
+  const retain = (id: string): Promise<string[]> => retention.finished(id, TTL_MS, `${PREFIX}leases`, [`${PREFIX}context:o:c-${id}`, `${PREFIX}owner:o`]);
+  const cpuBefore = process.cpuUsage();
+  // Every end at once, as tasks that end in one turn (the store files them together when it can).
+  if (mode === 'retain') await Promise.all(ids.map(retain));
+  // One end per turn: each filed by a call of its own.
+  if (mode === 'retain-each') for (const id of ids) await retain(id);
+  const cpu = process.cpuUsage(cpuBefore);
+  if (NATIVE && mode.startsWith('retain')) console.log(`  ${mode}: this process's CPU for the RETAIN calls ${((cpu.user + cpu.system) / tasks).toFixed(1)} µs per task`);
+  const stats = await redis.info('commandstats');
+  if (NATIVE) console.log(`  ${mode}: after the running appends (per task): ${[...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)].map(([, name, n, us]) => `${name} ${(Number(n) / tasks).toFixed(2)} calls ${(Number(us) / tasks).toFixed(1)} µs`).join(', ')}`);
+  void redis.shutdown('NOSAVE').catch(() => undefined);
+  await exited;
+  redis.disconnect();
+  await sleep(100);
+  if (NATIVE) {
+    rmSync(dir, { recursive: true, force: true });
+    return { total: NaN, byFunction: new Map() };
+  }
+  const annotated = spawnSync('cg_annotate', [out], { encoding: 'utf8' }).stdout;
+  const total = Number(/([\d,]+) \([\d. ]+%\)\s+PROGRAM TOTALS/.exec(annotated)?.[1].replace(/,/g, '') ?? readFileSync(out, 'utf8').match(/summary: (\d+)/)?.[1]);
+  const byFunction = new Map<string, number>();
+  for (const [, ir, name] of annotated.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$/gm)) if (!name.includes('PROGRAM TOTALS')) byFunction.set(name.trim(), (byFunction.get(name.trim()) ?? 0) + Number(ir.replace(/,/g, '')));
+  rmSync(dir, { recursive: true, force: true });
+  return { total, byFunction };
+}
+
+async function main(): Promise<void> {
+  const totals = new Map<string, { total: number; byFunction: Map<string, number> }>();
+  for (const mode of modes) {
+    const counted = await run(mode);
+    const { total } = counted;
+    const base = totals.get('state');
+    if (!totals.has(mode)) totals.set(mode, counted);
+    console.log(`${mode}: ${total.toLocaleString('en')} instructions${base !== undefined && mode !== 'state' ? `, ${((total - base.total) / tasks).toFixed(0)} per task more than state` : ''} (${tasks} tasks of ${calls} calls)`);
+    if (base && mode !== 'state') {
+      const more = [...counted.byFunction].map(([name, ir]): [string, number] => [name, (ir - (base.byFunction.get(name) ?? 0)) / tasks]).sort((a, b) => b[1] - a[1]);
+      console.log(`  per task, by function (more than state): ${more.slice(0, 12).map(([name, ir]) => `${name.replace(/^.*:/, '')} ${ir.toFixed(0)}`).join(', ')}`);
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
