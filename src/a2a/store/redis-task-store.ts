@@ -554,10 +554,11 @@ export class RedisTaskStore extends TaskStore {
       if (claim) more.push(claim);
       if (entry && owner !== undefined) more.push(this.key('context', owner, entry.record.contextId), this.key('owner', owner));
       // With retention caps, one call expires the task and files it among the finished tasks
-      // (the oldest past the caps are evicted), once its end is stored.
-      this.turnWrites.cork();
+      // (the oldest past the caps are evicted), once its end is stored: with the other tasks
+      // that finished in the same turn, after that turn's appends (see RedisRetention.finished).
       if (this.retention) await this.retention.finished(id, afterMs, this.key('leases'), more);
       else {
+        this.turnWrites.cork();
         const keys = [this.key('leases'), this.key('task', id), this.key('events', id), ...more];
         await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
       }
