@@ -9,6 +9,9 @@
  * - `end`: each task's end append: its terminal status event, a ~30 kB snapshot (as the paced
  *   row's, 100 finished tools), the answer and the owner index, as the appender sends it;
  * - `end-nosnap`: the same append without the snapshot;
+ * - `end-aside`: the append without the snapshot, the snapshot written beside it with a plain SET
+ *   to a key of the writer's lease and a RENAME into place (a layout the store does not use: what
+ *   keeping the snapshot out of the script's arguments would cost Redis);
  * - `retain`: the end append, then the end's RETAIN_SCRIPT call per task (its keys' expiry, the
  *   run leases, filing among the finished tasks), for every task at once (as tasks that end in
  *   one event-loop turn: the store files those together, if its RedisRetention does);
@@ -93,11 +96,15 @@ async function run(mode: string): Promise<{ total: number; byFunction: Map<strin
     await Promise.all(
       ids.map((id) => {
         const batch = [new TaskEvent(last, JSON.stringify({ statusUpdate: { taskId: id, contextId: `c-${id}`, status: { state: 'TASK_STATE_COMPLETED' } } }), false, true)];
-        const withSnapshot = mode !== 'end-nosnap';
+        const withSnapshot = mode !== 'end-nosnap' && mode !== 'end-aside';
         const args: (string | Buffer)[] = [encodeAppend(head(last, 'TASK_STATE_COMPLETED', { member: true, snapshot: withSnapshot, answer: true }), taskPart(id), batch), Buffer.from(id)];
         if (withSnapshot) args.push(snapshot);
         args.push('the answer');
-        return script.call(keysOf(id), args);
+        if (mode !== 'end-aside') return script.call(keysOf(id), args);
+        // The snapshot kept out of the script's arguments: written with a plain SET to a key of the
+        // writer's lease, then renamed into place (what the script would do once the lease holds).
+        const pending = `${PREFIX}snapshot-next:${id}:lease-1`;
+        return Promise.all([redis.set(pending, snapshot, 'PX', 60_000), script.call(keysOf(id), args), redis.rename(pending, `${PREFIX}snapshot:${id}`)]);
       }),
     );
   }
