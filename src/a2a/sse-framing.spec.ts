@@ -219,7 +219,7 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       expect(writes).toEqual(['ab']);
       writer.write('c');
       writer.write('d');
-      writer.end();
+      writer.endStream();
       expect(writes).toEqual(['ab', 'end cd']);
       await new Promise((resolve) => response.once('finish', resolve));
       expect(text()).toBe('abcd');
@@ -231,7 +231,7 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       const ends: unknown[] = [];
       const endBare = bare.response.end.bind(bare.response);
       bare.response.end = ((chunk?: string) => (ends.push(chunk), endBare(chunk))) as typeof response.end;
-      new ResponseWriter(bare.response).end();
+      new ResponseWriter(bare.response).endStream();
       expect(ends).toEqual([undefined]);
     });
 
@@ -263,7 +263,7 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       // The end does not wait for the turn: what is pending goes with it, as the response ends.
       socket.writableCorked = 0;
       writer.write('d');
-      writer.end();
+      writer.endStream();
       expect(log.slice(4)).toEqual(['end d corked 0']);
     });
 
@@ -348,7 +348,7 @@ describe('ResponseWriter on an HTTP response', () => {
         }
         socket.write = socketWrite;
         for (const chunk of turns[turns.length - 1]) writer.write(chunk);
-        writer.end();
+        writer.endStream();
       })();
     });
     try {
@@ -376,7 +376,7 @@ describe('ResponseWriter on an HTTP response', () => {
           for (const chunk of chunks) writer.write(chunk);
           await turn();
         }
-        writer.end();
+        writer.endStream();
       })();
     });
     try {

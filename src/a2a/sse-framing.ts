@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { MessageEvent } from '@nestjs/common';
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ProtocolVersion } from './a2a.constants';
-import { SseMessageFraming, joined, type TaskEvent } from './task-event';
+import { joined, toolEventEnd, type SseMessageFraming, type TaskEvent } from './task-event';
 import type { StreamPace, TaskEventSink, TaskEventStream } from './task-stream';
 
 export type JsonRpcId = string | number | null;
@@ -71,34 +71,86 @@ export function formatSse(message: MessageEvent): string {
 }
 
 /**
- * A response written event by event (the JSON-RPC binding), and that stream's pace: busy from a
- * write that fills the response's buffer until it drains. It keeps that state itself rather than
- * reading `writableNeedDrain` for every event of every stream.
+ * A response written event by event (the JSON-RPC binding): that stream's pace, and, once
+ * TaskSseStream.writeTo attaches it, the sink of its events and the framing of their messages
+ * (SseMessageFraming's fields, which TaskEvent.sseMessage reads from it). One object per stream
+ * for all three, where they were three (a sink and a framing object besides the writer): at
+ * 1,000 streams each separate object an event passes is one more cache line to fetch.
+ *
+ * The pace: busy from a write that fills the response's buffer until it drains. It keeps that
+ * state itself rather than reading `writableNeedDrain` for every event of every stream.
  *
  * The chunks written in one go of the event loop (a tool call's started and completed frames,
  * a replay) leave as one `response.write` at the end of it: Node's HTTP response corks its socket
  * on a write and uncorks it on the next tick anyway, so they would share one syscall either way,
  * but each write costs its own chunk header, four socket writes and a Buffer.byteLength. The
  * chunks go out at once when they would fill the response's buffer (the pace is unchanged), and
- * before the response ends (`end`).
+ * before the response ends (`endStream`).
  *
  * Once the response's head has gone, a chunk goes to its socket as one string with its chunked
  * framing (writesToSocket): the bytes Node's `write` would send, without its four socket writes
  * and the `writev` of their pieces.
  */
-export class ResponseWriter implements StreamPace {
-  private full = false;
-  private waiting?: () => void;
-  /** Its drain listener, made when the stream first fills its buffer (most never do). */
-  private drained?: () => void;
+export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFraming {
+  // Declared in the order an event reads them (an object's fields lie in that order).
   /** What this turn wrote so far, not yet handed to the response. */
   private pending = '';
   /** What the response held when this turn's pending chunk began (see write). */
   private buffered = 0;
   private readonly highWaterMark: number;
+  private full = false;
+  /** The framing (see SseMessageFraming), set by `frame`; the tool frames' part kept up by sseMessage. */
+  private version: ProtocolVersion = '1.0';
+  toolHead?: string = undefined;
+  toolLine = '';
+  toolMiddle = '';
+  toolEnd = '';
+  toolLastEnd = '';
+  line = '';
+  end = '';
+  /** Whether anything was written (the Task or a replay is written as the stream attaches). */
+  wrote = false;
+  ended = false;
+  private waiting?: () => void = undefined;
+  /** Its drain listener, made when the stream first fills its buffer (most never do). */
+  private drained?: () => void = undefined;
+  /** Stops the stream's events (what attaching returned). */
+  stop?: () => void = undefined;
+  private timer?: NodeJS.Timeout = undefined;
+  private endsQuietly: (err: unknown) => boolean = noError;
+  private failed: (err: unknown) => void = ignoreError;
 
   constructor(private readonly response: ServerResponse) {
     this.highWaterMark = response.writableHighWaterMark;
+  }
+
+  /**
+   * Frames the events it takes as a sink (TaskSseStream.writeTo, once, before they come): `line`
+   * and `end` as SseMessageFraming's, in that protocol version; `endsQuietly` says which errors end
+   * the stream (the response ends) rather than fail it (`failed` hears of those, then it ends).
+   */
+  frame(version: ProtocolVersion, line: string, end: string, endsQuietly: (err: unknown) => boolean, failed: (err: unknown) => void): void {
+    this.version = version;
+    this.line = line;
+    this.end = end;
+    this.toolEnd = toolEventEnd(end);
+    this.toolLastEnd = toolEventEnd(end, true);
+    this.endsQuietly = endsQuietly;
+    this.failed = failed;
+  }
+
+  next(event: TaskEvent): void {
+    this.wrote = true;
+    this.write(event.sseMessage(this.version, this));
+  }
+
+  error(err: unknown): void {
+    if (!this.endsQuietly(err)) this.failed(err);
+    this.endStream();
+  }
+
+  complete(): void {
+    this.endStream();
   }
 
   ready(): boolean {
@@ -129,12 +181,28 @@ export class ResponseWriter implements StreamPace {
     if (this.pending.length + this.buffered >= this.highWaterMark) this.flush();
   }
 
-  /** Ends the response with what waits: one write with the last chunk (a write, then an end, would be two, and a tick). */
-  end(): void {
+  /**
+   * Ends the stream: its keep-alive stopped, and the response ended with what waits, as one write
+   * with the last chunk (a write, then an end, would be two, and a tick).
+   */
+  endStream(): void {
+    this.ended = true;
+    clearInterval(this.timer);
     const chunk = this.pending;
     this.pending = '';
     if (chunk !== '' && !this.response.destroyed && !this.response.writableEnded) this.response.end(chunk);
     else this.response.end();
+  }
+
+  keepAlive(ms: number): void {
+    this.timer = setInterval(() => this.write(KEEP_ALIVE_SSE), ms);
+    this.timer.unref();
+  }
+
+  /** Stops the stream's events and its keep-alive (the response closed). */
+  stopAll(): void {
+    clearInterval(this.timer);
+    this.stop?.();
   }
 
   /**
@@ -178,6 +246,9 @@ export class ResponseWriter implements StreamPace {
     callback?.();
   }
 }
+
+const noError = (): boolean => false;
+const ignoreError = (): void => undefined;
 
 /** Node's own `write` of an HTTP/1 response, as every response inherits it unless something replaced it. */
 const nodeWrite = OutgoingMessage.prototype.write;
@@ -244,13 +315,13 @@ export class TaskSseStream {
     const framing = this.framing;
     // One flat string from its pieces (the envelope's opening holds this stream's request id); a bare stream's is a constant.
     const line = framing.binding === 'jsonrpc' ? joined('\ndata: ', JSON_RPC_RESULT_OPENING, JSON.stringify(framing.requestId), JSON_RPC_RESULT_KEY) : '\ndata: ';
-    const messages = new SseMessageFraming(line, framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n');
-    const sink = new ResponseSink(this.writer ?? new ResponseWriter(response), this.version, messages, this.endsQuietly, failed);
+    const sink = this.writer ?? new ResponseWriter(response);
+    sink.frame(this.version, line, framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n', this.endsQuietly, failed);
     try {
       sink.stop = this.events.attach(sink);
     } catch (err) {
       failed(err);
-      sink.end();
+      sink.endStream();
       return sink.wrote;
     }
     // Ended as it attached (a task that had ended, or ended before its stream attached): there
@@ -264,58 +335,5 @@ export class TaskSseStream {
     // `on`, not `once`: a response closes once, and stopAll may run again (once made a wrapper and its state per stream).
     else response.on('close', () => sink.stopAll());
     return sink.wrote;
-  }
-}
-
-/**
- * A stream's events written to its response (TaskSseStream.writeTo): one object per stream
- * with the sink's calls as methods, where closures over the same state were five and their
- * context.
- */
-class ResponseSink implements TaskEventSink {
-  /** Whether anything was written (the Task or a replay is written as the stream attaches). */
-  wrote = false;
-  ended = false;
-  /** Stops the stream's events (what attaching returned). */
-  stop?: () => void;
-  private timer?: NodeJS.Timeout;
-
-  constructor(
-    private readonly writer: ResponseWriter,
-    private readonly version: ProtocolVersion,
-    private readonly messages: SseMessageFraming,
-    private readonly endsQuietly: (err: unknown) => boolean,
-    private readonly failed: (err: unknown) => void,
-  ) {}
-
-  next(event: TaskEvent): void {
-    this.wrote = true;
-    this.writer.write(event.sseMessage(this.version, this.messages));
-  }
-
-  error(err: unknown): void {
-    if (!this.endsQuietly(err)) this.failed(err);
-    this.end();
-  }
-
-  complete(): void {
-    this.end();
-  }
-
-  end(): void {
-    this.ended = true;
-    clearInterval(this.timer);
-    this.writer.end();
-  }
-
-  keepAlive(ms: number): void {
-    const writer = this.writer;
-    this.timer = setInterval(() => writer.write(KEEP_ALIVE_SSE), ms);
-    this.timer.unref();
-  }
-
-  stopAll(): void {
-    clearInterval(this.timer);
-    this.stop?.();
   }
 }

@@ -137,7 +137,9 @@ export function joined(...pieces: string[]): string {
  * JSON (`line`: the line break, `data: ` and, for JSON-RPC, the response's opening) and after it
  * (`end`). It also keeps those joined with the constant text of the tool frames of the task it
  * follows, so a tool frame's message is put together from five pieces instead of eight (every
- * piece a string the young generation allocates, and the socket write walks).
+ * piece a string the young generation allocates, and the socket write walks). A JSON-RPC
+ * response's writer keeps these fields itself (sse-framing.ts ResponseWriter): one object less
+ * per stream on every event's path.
  */
 export class SseMessageFraming {
   /** The tool frames' head these were made for (a stream follows one task: made once). */
@@ -154,9 +156,14 @@ export class SseMessageFraming {
     readonly line: string,
     readonly end: string,
   ) {
-    this.toolEnd = joined(TOOL_EVENT_TAIL_JSON, end);
-    this.toolLastEnd = joined(TOOL_EVENT_LAST_TAIL_JSON, end);
+    this.toolEnd = toolEventEnd(end);
+    this.toolLastEnd = toolEventEnd(end, true);
   }
+}
+
+/** A tool frame's text after its frame JSON, then a stream's `end` (SseMessageFraming's toolEnd, or toolLastEnd for the last chunk). */
+export function toolEventEnd(end: string, lastChunk = false): string {
+  return joined(lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON, end);
 }
 
 const TOOL_ARTIFACT_NAME_JSON = JSON.stringify(TOOL_CALL_V1_ARTIFACT_NAME);
