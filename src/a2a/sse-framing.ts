@@ -174,7 +174,7 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
       // Read once per pending chunk, not per event (three getters deep): only a write changes
       // it within a turn, and this writer is the response's only writer.
       this.buffered = this.response.writableLength;
-      process.nextTick(this.flushTurn);
+      process.nextTick(ResponseWriter.flushTurnOf, this);
     } else {
       this.pending += chunk;
     }
@@ -210,7 +210,7 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
    * once, so it leaves now. A write to an uncorked socket makes Node cork it and uncork it on
    * a tick of its own: the same one syscall, after one more tick per stream per turn.
    */
-  private readonly flushTurn = (): void => {
+  private flushTurn(): void {
     const socket = this.response.socket;
     // A write straight to an uncorked socket leaves at once already.
     if (!socket || socket.writableCorked || this.pending === '' || writesToSocket(this.response, socket)) {
@@ -223,7 +223,12 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
     } finally {
       socket.uncork();
     }
-  };
+  }
+
+  /** flushTurn as the tick's callback, the writer its argument: no closure per writer (another object an event would touch). */
+  private static flushTurnOf(this: void, writer: ResponseWriter): void {
+    writer.flushTurn();
+  }
 
   private flush(): void {
     const chunk = this.pending;
