@@ -14,7 +14,7 @@
  * and promoted (a count the machine's load does not move). A one-off check for changes to
  * task-record.ts, task-event.ts, event-log.ts and the store: run it in two checkouts, alternating.
  */
-import { SseMessageFraming, type TaskEvent } from '../src/a2a/task-event';
+import { sseMessageFraming, type TaskEvent } from '../src/a2a/task-event';
 import type { TaskListener, TaskRecord } from '../src/a2a/task-record';
 import { InMemoryTaskStore } from '../src/a2a/store/in-memory-task-store';
 import { emptyTaskMessage } from './lib/empty-task-message';
@@ -25,7 +25,7 @@ const [TASKS = 1_000, CALLS = 100, REPS = 5] = process.argv
   .filter((a) => !a.startsWith('--'))
   .map(Number);
 
-const framing = new SseMessageFraming('\ndata: {"jsonrpc":"2.0","id":1,"result":', '}\n\n');
+const framing = sseMessageFraming('\ndata: {"jsonrpc":"2.0","id":1,"result":', '}\n\n');
 let written = 0;
 
 /** A stream's part: every event's message, measured as a socket write measures it. */

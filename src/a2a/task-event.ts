@@ -137,31 +137,30 @@ export function joined(...pieces: string[]): string {
  * JSON (`line`: the line break, `data: ` and, for JSON-RPC, the response's opening) and after it
  * (`end`). It also keeps those joined with the constant text of the tool frames of the task it
  * follows, so a tool frame's message is put together from five pieces instead of eight (every
- * piece a string the young generation allocates, and the socket write walks). A JSON-RPC
- * response's writer keeps these fields itself (sse-framing.ts ResponseWriter): one object less
- * per stream on every event's path.
+ * piece a string the young generation allocates, and the socket write walks). The stream's
+ * writer keeps these fields itself (sse-framing.ts ResponseWriter.frame): one object less per
+ * stream on every event's path.
  */
-export class SseMessageFraming {
+export interface SseMessageFraming {
   /** The tool frames' head these were made for (a stream follows one task: made once). */
   toolHead?: string;
   /** `line`, then the tool frames' head. */
-  toolLine = '';
+  toolLine: string;
   /** What comes between a tool frame's id part and its frame JSON, for that head (see toolIdMiddle). */
-  toolMiddle = '';
-  /** A tool frame's text after its frame JSON, then `end` (not the last chunk, and the last). */
+  toolMiddle: string;
+  /** A tool frame's text after its frame JSON, then `end` (not the last chunk, and the last): see toolEventEnd. */
   readonly toolEnd: string;
   readonly toolLastEnd: string;
-
-  constructor(
-    readonly line: string,
-    readonly end: string,
-  ) {
-    this.toolEnd = toolEventEnd(end);
-    this.toolLastEnd = toolEventEnd(end, true);
-  }
+  readonly line: string;
+  readonly end: string;
 }
 
-/** A tool frame's text after its frame JSON, then a stream's `end` (SseMessageFraming's toolEnd, or toolLastEnd for the last chunk). */
+/** A framing of its own, for code that frames messages without a response writer (specs, bench probes). */
+export function sseMessageFraming(line: string, end: string): SseMessageFraming {
+  return { toolLine: '', toolMiddle: '', toolEnd: toolEventEnd(end), toolLastEnd: toolEventEnd(end, true), line, end };
+}
+
+/** A tool frame's text after its frame JSON, then a stream's `end`: SseMessageFraming's toolEnd, or toolLastEnd for the last chunk. */
 export function toolEventEnd(end: string, lastChunk = false): string {
   return joined(lastChunk ? TOOL_EVENT_LAST_TAIL_JSON : TOOL_EVENT_TAIL_JSON, end);
 }

@@ -1,6 +1,6 @@
 import { Artifact, StreamResponse, TaskState, Role, type Message } from '@a2a-js/sdk';
 import { parseToolCall, TOOL_CALL_V1_MIME_TYPE } from '../extensions';
-import { OpenTaskEventBlock, SseMessageFraming, TaskEventBlock, ToolFrameEvent, type TaskEvent } from './task-event';
+import { OpenTaskEventBlock, TaskEventBlock, ToolFrameEvent, sseMessageFraming, type TaskEvent } from './task-event';
 import fc from 'fast-check';
 import { TaskRecord, toolArtifact, type TaskListener } from './task-record';
 import type { ToolCallArtifactData } from '../extensions';
@@ -18,7 +18,7 @@ function userMessage(text = 'hello'): Message {
   };
 }
 
-const FRAMINGS = [new SseMessageFraming('\ndata: ', '\n\n'), new SseMessageFraming('\ndata: {"jsonrpc":"2.0","id":1,"result":', '}\n\n')];
+const FRAMINGS = [sseMessageFraming('\ndata: ', '\n\n'), sseMessageFraming('\ndata: {"jsonrpc":"2.0","id":1,"result":', '}\n\n')];
 
 /** What a reader can tell of an event: its number, flags, weight, JSON and SSE messages (both versions, both framings). */
 function readable(event: TaskEvent | undefined): unknown {
