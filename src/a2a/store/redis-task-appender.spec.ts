@@ -1,7 +1,7 @@
 import { Role } from '@a2a-js/sdk';
 import { TaskEvent, ToolFrameEvent } from '../task-event';
 import { TaskRecord, textPart } from '../task-record';
-import { appendTaskPart, encodeAppend, RedisTaskAppender, type AppendCall, type AppendHead } from './redis-task-appender';
+import { appendTaskPart, encodeAppend, ownedBuffers, RedisTaskAppender, type AppendCall, type AppendHead } from './redis-task-appender';
 
 /** The payload as APPEND_SCRIPT reads it: nine head fields, the lease and the channel by their byte lengths, then the batch. */
 function decodePayload(arg: string | Buffer): { head: string[]; lease: string; channel: string; batch: { seq: number; flags: string; json: string }[] } {
@@ -177,6 +177,18 @@ describe('encodeAppend', () => {
       { seq: 123456, flags: 't-', json: frames[1].json },
     ]);
     expect(JSON.parse(frames[1].json)).toMatchObject({ artifactUpdate: { lastChunk: true } });
+  });
+});
+
+describe('ownedBuffers', () => {
+  it("holds each part's bytes in one allocation of their own, not a slice of Node's shared pool", () => {
+    const parts = ownedBuffers([appendTaskPart('lease é', 'chan 🙂'), 'owner-1', 'toolstream:task:é', '']);
+    expect(parts.map((part) => part.toString())).toEqual([appendTaskPart('lease é', 'chan 🙂').toString(), 'owner-1', 'toolstream:task:é', '']);
+    const total = parts.reduce((sum, part) => sum + part.length, 0);
+    for (const part of parts) expect(part.buffer.byteLength).toBe(total);
+    expect(new Set(parts.map((part) => part.buffer)).size).toBe(1);
+    // What Buffer.from made instead: a slice of the pool's 8 KiB slab.
+    expect(Buffer.from('owner-1').buffer.byteLength).toBe(Buffer.poolSize);
   });
 });
 
