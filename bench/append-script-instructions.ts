@@ -11,14 +11,8 @@
  * and the functions that took most, per call. Needs valgrind and cg_annotate. Run it from
  * `git archive` copies of two commits (it loads the copy's script).
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import Redis from 'ioredis';
 import { TaskEvent } from '../src/a2a/task-event';
+import { CountedRedis } from './lib/cachegrind-redis';
 import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
 import { ShaScript } from '../src/a2a/store/redis-scripts';
 
@@ -26,31 +20,9 @@ const calls = Number(process.argv[2] ?? 3_000);
 const eventsPerCall = Number(process.argv[3] ?? 1);
 const maxlen = Number(process.argv[4] ?? 1_000);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'append-ir-'));
-  const out = join(dir, 'cachegrind.out');
-  const port = await freePort();
-  const server = spawn('valgrind', ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, 'redis-server', '--port', String(port), '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  // Under valgrind the server takes seconds to listen.
-  let redis: Redis;
-  for (let tries = 0; ; tries++) {
-    redis = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
-    redis.on('error', () => undefined);
-    if (await redis.connect().then(() => true, () => false)) break;
-    redis.disconnect();
-    if (tries === 100) throw new Error('redis-server under valgrind did not start');
-    await sleep(300);
-  }
+  const server = await CountedRedis.start();
+  const redis = server.redis;
   await redis.script('LOAD', APPEND_SCRIPT);
   await redis.hset('toolstream:task:t', { lease: 'lease-1', lastSeq: '0' });
   const script = new ShaScript(redis, APPEND_SCRIPT, 3);
@@ -62,16 +34,11 @@ async function main(): Promise<void> {
     const head: AppendHead = { maxlen, state: 'TASK_STATE_WORKING', statusTime: 1_000, lastSeq: batch[batch.length - 1].seq, ttlMs: 0, publish: true, member: false, snapshot: false, answer: false };
     if ((await script.call(keys, [encodeAppend(head, taskPart, batch)])) !== 1) throw new Error('the append was refused');
   }
-  void redis.shutdown('NOSAVE').catch(() => undefined);
-  await exited;
-  redis.disconnect();
-  await sleep(100);
-  const annotated = spawnSync('cg_annotate', [out], { encoding: 'utf8' }).stdout;
-  const total = Number(/([\d,]+) \([\d. ]+%\)\s+PROGRAM TOTALS/.exec(annotated)?.[1].replace(/,/g, '') ?? readFileSync(out, 'utf8').match(/summary: (\d+)/)?.[1]);
+  const counted = await server.stop();
+  if (!counted) return;
+  const { total } = counted;
   console.log(`${calls} calls of ${eventsPerCall} event(s), maxlen ${maxlen}: ${total.toLocaleString('en')} instructions in all (${calls > 0 ? (total / calls).toFixed(0) : '-'} per call, the server's start and timers included)`);
-  const rows = [...annotated.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$/gm)].filter(([, , name]) => !name.includes('PROGRAM TOTALS')).slice(0, 15);
-  for (const [, ir, name] of rows) console.log(`  ${(Number(ir.replace(/,/g, '')) / Math.max(calls, 1)).toFixed(0).padStart(7)} per call  ${name}`);
-  rmSync(dir, { recursive: true, force: true });
+  for (const [name, ir] of [...counted.byFunction].slice(0, 15)) console.log(`  ${(ir / Math.max(calls, 1)).toFixed(0).padStart(7)} per call  ${name}`);
 }
 
 void main();

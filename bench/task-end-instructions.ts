@@ -19,14 +19,8 @@
  * Prints each mode's instructions in all and, against `state`, per task. Needs valgrind and
  * cg_annotate. Run it from `git archive` copies of two commits to compare their scripts.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import Redis from 'ioredis';
 import { TaskEvent } from '../src/a2a/task-event';
+import { CountedRedis, type RedisInstructions } from './lib/cachegrind-redis';
 import { APPEND_SCRIPT, appendTaskPart, encodeAppend, type AppendHead } from '../src/a2a/store/redis-task-appender';
 import { RedisRetention } from '../src/a2a/store/redis-retention';
 import { ShaScript } from '../src/a2a/store/redis-scripts';
@@ -40,30 +34,9 @@ const PREFIX = 'toolstream:';
 const NATIVE = process.argv.includes('--native');
 const TTL_MS = 3_600_000;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function run(mode: string): Promise<{ total: number; byFunction: Map<string, number> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'task-end-ir-'));
-  const out = join(dir, 'cachegrind.out');
-  const port = await freePort();
-  const server = spawn(NATIVE ? 'redis-server' : 'valgrind', [...(NATIVE ? [] : ['--tool=cachegrind', '--cache-sim=no', `--cachegrind-out-file=${out}`, 'redis-server']), '--port', String(port), '--save', '', '--appendonly', 'no', '--hz', '1', '--dir', dir], { stdio: 'ignore' });
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  let redis: Redis;
-  for (let tries = 0; ; tries++) {
-    redis = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
-    redis.on('error', () => undefined);
-    if (await redis.connect().then(() => true, () => false)) break;
-    redis.disconnect();
-    if (tries === 100) throw new Error('redis-server under valgrind did not start');
-    await sleep(300);
-  }
+async function run(mode: string): Promise<RedisInstructions> {
+  const server = await CountedRedis.start({ native: NATIVE, args: ['--hz', '1'] });
+  const redis = server.redis;
   await redis.script('LOAD', APPEND_SCRIPT);
   const script = new ShaScript(redis, APPEND_SCRIPT, 3);
   const retention = new RedisRetention({ redis, prefix: PREFIX, maxRetainedTasks: 10_000, maxRetainedBytes: 256 * 1024 * 1024 });
@@ -118,24 +91,11 @@ async function run(mode: string): Promise<{ total: number; byFunction: Map<strin
   if (NATIVE && mode.startsWith('retain')) console.log(`  ${mode}: this process's CPU for the RETAIN calls ${((cpu.user + cpu.system) / tasks).toFixed(1)} µs per task`);
   const stats = await redis.info('commandstats');
   if (NATIVE) console.log(`  ${mode}: after the running appends (per task): ${[...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)].map(([, name, n, us]) => `${name} ${(Number(n) / tasks).toFixed(2)} calls ${(Number(us) / tasks).toFixed(1)} µs`).join(', ')}`);
-  void redis.shutdown('NOSAVE').catch(() => undefined);
-  await exited;
-  redis.disconnect();
-  await sleep(100);
-  if (NATIVE) {
-    rmSync(dir, { recursive: true, force: true });
-    return { total: NaN, byFunction: new Map() };
-  }
-  const annotated = spawnSync('cg_annotate', [out], { encoding: 'utf8' }).stdout;
-  const total = Number(/([\d,]+) \([\d. ]+%\)\s+PROGRAM TOTALS/.exec(annotated)?.[1].replace(/,/g, '') ?? readFileSync(out, 'utf8').match(/summary: (\d+)/)?.[1]);
-  const byFunction = new Map<string, number>();
-  for (const [, ir, name] of annotated.matchAll(/^\s*([\d,]+) \(\s*[\d.]+%\)\s+(\S.*)$/gm)) if (!name.includes('PROGRAM TOTALS')) byFunction.set(name.trim(), (byFunction.get(name.trim()) ?? 0) + Number(ir.replace(/,/g, '')));
-  rmSync(dir, { recursive: true, force: true });
-  return { total, byFunction };
+  return (await server.stop()) ?? { total: NaN, byFunction: new Map() };
 }
 
 async function main(): Promise<void> {
-  const totals = new Map<string, { total: number; byFunction: Map<string, number> }>();
+  const totals = new Map<string, RedisInstructions>();
   for (const mode of modes) {
     const counted = await run(mode);
     const { total } = counted;

@@ -20,6 +20,12 @@ export interface TestRedis {
 export interface TestRedisOptions {
   /** Keep an append-only file in the dir (for tests about persistence). */
   persist?: boolean;
+  /** Runs redis-server under this command (e.g. valgrind and its options), given the dir. */
+  under?: (dir: string) => string[];
+  /** More redis-server options (e.g. `--hz 1`). */
+  args?: string[];
+  /** How long it may take to listen (a server under valgrind takes seconds). */
+  startTimeoutMs?: number;
 }
 
 async function freePort(): Promise<number> {
@@ -53,11 +59,12 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 export async function startRedis(options: TestRedisOptions = {}): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'toolstream-redis-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', options.persist ? 'yes' : 'no', '--protected-mode', 'no'];
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', options.persist ? 'yes' : 'no', '--protected-mode', 'no', ...(options.args ?? [])];
+  const [command, ...commandArgs] = [...(options.under?.(dir) ?? []), 'redis-server', ...args];
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    child = spawn('redis-server', args, { stdio: 'ignore' });
-    await waitForPort(port, 10_000);
+    child = spawn(command, commandArgs, { stdio: 'ignore' });
+    await waitForPort(port, options.startTimeoutMs ?? 10_000);
   };
   const kill = async (hard = false): Promise<void> => {
     const running = child;
