@@ -15,6 +15,14 @@ describe('bench pairing', () => {
     expect(repetitionOrder(targets, 2, true)).toEqual(['toolstream', 'limit', 'limit', 'toolstream', 'reference']);
   });
 
+  it('runs as many blocks as asked, each ABBA (BAAB on odd repetitions), and refuses a count that is not one or more', () => {
+    const targets: Target[] = ['toolstream', 'reference', 'limit'];
+    expect(repetitionOrder(targets, 0, true, 2)).toEqual(['toolstream', 'limit', 'limit', 'toolstream', 'toolstream', 'limit', 'limit', 'toolstream', 'reference']);
+    expect(repetitionOrder(targets, 1, true, 2)).toEqual(['limit', 'toolstream', 'toolstream', 'limit', 'limit', 'toolstream', 'toolstream', 'limit', 'reference']);
+    expect(() => repetitionOrder(targets, 0, true, 0)).toThrow(/blocks/);
+    expect(() => repetitionOrder(targets, 0, true, 1.5)).toThrow(/blocks/);
+  });
+
   it('leaves the order alone when not paired or when the pair is not there', () => {
     expect(repetitionOrder(['toolstream', 'reference', 'limit'], 1, false)).toEqual(['toolstream', 'reference', 'limit']);
     expect(repetitionOrder(['toolstream', 'reference'], 0, true)).toEqual(['toolstream', 'reference']);
@@ -26,6 +34,13 @@ describe('bench pairing', () => {
     expect(adjacentRatios(abba, (r) => r.framesPerSec)).toEqual([0.8, 0.8]);
     const baab = [run('limit', 50), run('reference', 1), run('toolstream', 40), run('toolstream', 80), run('limit', 100)];
     expect(adjacentRatios(baab, (r) => r.framesPerSec)).toEqual([0.8, 0.8]);
+  });
+
+  it('takes two ratios per block over two blocks, in the order run', () => {
+    const order = repetitionOrder(['toolstream', 'limit'], 0, true, 2);
+    const fps = [80, 100, 50, 40, 90, 100, 60, 30];
+    const runs = order.map((target, i) => run(target, fps[i]));
+    expect(adjacentRatios(runs, (r) => r.framesPerSec)).toEqual([0.8, 0.8, 0.9, 0.5]);
   });
 
   it('is symmetric: the geometric mean of the pairs is the ratio of the servers’ geometric means', () => {

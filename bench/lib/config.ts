@@ -39,6 +39,14 @@ export interface BenchConfig {
   pairedCurveToolCalls: number[];
   pairedConcurrency: number[];
   /**
+   * ABBA blocks per repetition at a paired curve point. Its runs last about a second, and one
+   * adjacent pair's ratio spread with a log standard deviation of 0.15 over the 90 pairs of 15
+   * full runs (2026-12-05/06) around a geometric mean of 1.01: with one block a repetition read
+   * under 0.85x in about one run in seven on the same code. Two blocks halve the variance of a
+   * repetition's figure for ~4 s more per repetition (docs/performance.md, "How to read the figures").
+   */
+  pairedCurveBlocks: number;
+  /**
    * The Redis-store curve's last point: Redis mode delivers about a quarter of in-memory's
    * frames/s, so its largest tasks would take most of the run's time; the Redis section has
    * its own rows.
@@ -109,6 +117,7 @@ const SHARED = {
   curveToolCalls: [100, 1_000, 3_000, 10_000, 30_000],
   pairedCurveToolCalls: [30_000],
   pairedConcurrency: [1_000],
+  pairedCurveBlocks: 2,
   concurrency: [100, 1_000],
   pacedIntervalMs: 50,
   pacedStreams: [100, 1_000],

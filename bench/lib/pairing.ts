@@ -8,6 +8,8 @@
  * it in time, and each server goes first as often as last. A repetition's figure for a server is
  * the geometric mean over its two runs, so its ratio is the geometric mean of the ratios of the
  * two adjacent pairs: a switch between the pairs cancels out, one within a pair counts half.
+ * A point may run more than one block per repetition (`blocks`: ABBA ABBA, then BAAB BAAB), each
+ * adding two adjacent pairs to the repetition's geometric mean.
  */
 import type { Target } from './ipc';
 
@@ -15,14 +17,16 @@ import type { Target } from './ipc';
 export const PAIRED: readonly [Target, Target] = ['toolstream', 'limit'];
 
 /**
- * The order of one repetition: the pair's ABBA block (BAAB on odd repetitions) first, then the
- * other targets once each, in their order. Without pairing, the targets in their order.
+ * The order of one repetition: the pair's ABBA block (BAAB on odd repetitions), `blocks` times,
+ * first, then the other targets once each, in their order. Without pairing, the targets in their
+ * order.
  */
-export function repetitionOrder(targets: readonly Target[], rep: number, paired: boolean): Target[] {
+export function repetitionOrder(targets: readonly Target[], rep: number, paired: boolean, blocks = 1): Target[] {
   const [a, b] = PAIRED;
   if (!paired || !targets.includes(a) || !targets.includes(b)) return [...targets];
+  if (!Number.isInteger(blocks) || blocks < 1) throw new Error(`blocks must be a whole number >= 1, not ${blocks}`);
   const block = rep % 2 === 0 ? [a, b, b, a] : [b, a, a, b];
-  return [...block, ...targets.filter((t) => t !== a && t !== b)];
+  return [...Array.from({ length: blocks }, () => block).flat(), ...targets.filter((t) => t !== a && t !== b)];
 }
 
 /** Geometric mean of the finite values; NaN when there is none (or one is not positive). */
@@ -35,7 +39,7 @@ export function geometricMean(values: readonly number[]): number {
 /**
  * The pairs of adjacent runs of an ABBA block, each as [ours, other], in the order run: for runs
  * listed in the order they ran, each run of one paired with the run of the other next to it (the
- * first two, then the last two).
+ * first two, the next two, and so on).
  */
 export function adjacentPairs<R extends { target: Target }>(runs: readonly R[], ours: Target = PAIRED[0], other: Target = PAIRED[1]): [R, R][] {
   const block = runs.filter((r) => r.target === ours || r.target === other);

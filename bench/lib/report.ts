@@ -147,16 +147,24 @@ export function checkTargets(results: BenchResults, config: BenchConfig): Sectio
 
 /**
  * The sentence for points and rows whose toolstream and limit runs were paired (lib/pairing.ts),
- * with each repetition's two adjacent-pair ratios (`measure` names them); empty when none was
+ * with each repetition's adjacent-pair ratios (`measure` names them); empty when none was
  * (results before round 14; the empty task's before round 21).
  */
 function pairedText(items: Array<{ label: string; pairs?: number[][] }>, measure = 'toolstream / limit'): string {
   const paired = items.filter((i) => i.pairs?.length);
   if (paired.length === 0) return '';
   const each = paired.map((i) => `${i.label}: ${(i.pairs ?? []).map((p) => p.map((v) => x(v)).join(' & ')).join(', ')}`);
+  // Two adjacent pairs per ABBA block; a point may run more than one block (config.pairedCurveBlocks).
+  const runs = (i: { pairs?: number[][] }): number => Math.max(...(i.pairs ?? []).map((p) => p.length));
+  const times = (n: number): string => (n === 2 ? 'twice' : n === 4 ? 'four times' : `${n} times`);
+  const counts = [...new Set(paired.map(runs))];
+  const howOften =
+    counts.length === 1
+      ? `${times(counts[0])}, in ${counts[0] === 2 ? 'an ABBA order' : 'ABBA blocks'}`
+      : `${paired.map((i) => `${times(runs(i))} for ${i.label}`).join(', ')}, in ABBA blocks`;
   return (
-    ` For ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit twice, in an ABBA order (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
-    `and a server’s figure is the geometric mean of its two runs, so the ratio is that of the two pairs of runs adjacent in time (${measure} in each pair, per repetition: ` +
+    ` For ${paired.map((i) => i.label).join(' and ')}, each repetition ran toolstream and the limit ${howOften} (toolstream, limit, limit, toolstream; the next repetition the other way round), ` +
+    `and a server’s figure is the geometric mean of its runs, so the ratio is that of the pairs of runs adjacent in time (${measure} in each pair, per repetition: ` +
     `${each.join('; ')}).`
   );
 }

@@ -6,11 +6,12 @@
  * the first point it does not finish ends its curve (reported as such, with what it delivered).
  *
  * The target's point (config.pairedCurveToolCalls, 30,000 calls: one task of 60,000 frames,
- * about a second per run) runs toolstream and the limit twice per repetition, in an ABBA order
- * (lib/pairing.ts), and takes each server's figure of a repetition as the geometric mean of its
- * two runs: one stream's rate switches between a fast and a slow regime with the host, for every
- * server alike, and one run of each per repetition read 0.63× where the regime changed between
- * them and 0.83-0.90× where it did not. Every run is logged and kept with its user and system
+ * about a second per run) runs toolstream and the limit four times per repetition, in two ABBA
+ * blocks (config.pairedCurveBlocks, lib/pairing.ts), and takes each server's figure of a
+ * repetition as the geometric mean of its runs: one stream's rate switches between a fast and a
+ * slow regime with the host, for every server alike, and one run of each per repetition read
+ * 0.63× where the regime changed between them and 0.83-0.90× where it did not; with one block,
+ * a single pair that straddled a switch still decided a repetition now and then. Every run is logged and kept with its user and system
  * CPU and the machine's context switches per frame, which say the regime it ran in.
  */
 import type { BenchConfig } from '../lib/config';
@@ -49,7 +50,7 @@ export interface CurveRatios {
   redisOverInMemory: Spread;
   /**
    * A paired point (config.pairedCurveToolCalls): per repetition, toolstream's frames/s over the
-   * limit's in each of its two adjacent pairs (oursOverLimit is their geometric mean).
+   * limit's in each of its adjacent pairs, two per block (oursOverLimit is their geometric mean).
    */
   adjacentOursOverLimit?: number[][];
 }
@@ -79,14 +80,14 @@ export async function measureCurves(
     const scenario: Scenario = { toolCalls, intervalMs: 0, idle: false };
     const paired = config.pairedCurveToolCalls.includes(toolCalls);
     const pointOf = new Map<Target, CurvePoint>();
-    /** Per repetition, each target's finished runs (two of toolstream and of the limit at a paired point). */
+    /** Per repetition, each target's finished runs (two per block of toolstream and of the limit at a paired point). */
     const same: Array<Partial<Record<Target, RunRecord[]>>> = [];
     const pairs: number[][] = [];
     for (let rep = 0; rep < config.reps; rep++) {
       const thisRep: Partial<Record<Target, RunRecord[]>> = {};
       const inOrder: RunRecord[] = [];
       same.push(thisRep);
-      for (const target of repetitionOrder(targets, rep, paired)) {
+      for (const target of repetitionOrder(targets, rep, paired, config.pairedCurveBlocks)) {
         if (ended.has(target)) continue;
         if (target === 'toolstream-redis' && toolCalls > config.redisCurveMaxToolCalls) continue;
         const budget = isReference(target) ? config.referenceFrameBudget : config.curveFrameBudget;
