@@ -187,10 +187,12 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
       turns: [
         {
           toolCalls: [
-            { name: 'sleepy', args: { ms: 120 } },
+            // Ends 50 ms or more apart: with 20 ms between two of them, a loaded machine once
+            // started the later one's timer late enough to swap their ends.
+            { name: 'sleepy', args: { ms: 240 } },
             { name: 'sleepy', args: { ms: 10 }, id: '' },
+            { name: 'sleepy', args: { ms: 120 }, id: 'dup' },
             { name: 'sleepy', args: { ms: 60 }, id: 'dup' },
-            { name: 'sleepy', args: { ms: 30 }, id: 'dup' },
             { name: 'thrower' },
           ],
         },
@@ -208,7 +210,7 @@ describe('DeepAgentExecutor (through ExecutorModule)', () => {
     // Live order proves the ids were on the calls before they ran: each end is reported as it happens.
     const ends = frames.filter((f) => f.phase !== 'started');
     const argsOf = (id: string): unknown => started.find((f) => f.toolCallId === id && f.phase === 'started')?.args;
-    expect(ends.map((f) => (f.name === 'thrower' ? 'thrower' : (argsOf(f.toolCallId) as { ms: number }).ms))).toEqual(['thrower', 10, 30, 60, 120]);
+    expect(ends.map((f) => (f.name === 'thrower' ? 'thrower' : (argsOf(f.toolCallId) as { ms: number }).ms))).toEqual(['thrower', 10, 60, 120, 240]);
   });
 
   // LangGraph's ToolNode skips a call whose id already has a result in the state, so without
