@@ -314,6 +314,12 @@ const SPLIT = 16;
 const FLAGS = 32;
 /** Slots in each chunk of an open block's list (one per event). */
 const CHUNK = 128;
+/**
+ * An open block joins each run of this many events' texts into one string as the run fills (a
+ * multiple divides CHUNK): the pieces are then young garbage, and a kept task of 100 calls holds
+ * ~50 strings instead of ~200 (a mark-compact marks each object it keeps, a string as one).
+ */
+const GROUP = 4;
 /** An open block's marks per event (LAST_MARK, SIDE_MARK), and how many events share one number of its list (small integers). */
 const MARK_BITS = 2;
 const MARKS_PER = 15;
@@ -416,6 +422,16 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
   private chunks: string[][] = [];
+  /**
+   * The events below this are in joined groups (GROUP of them from a multiple of GROUP, the last
+   * one maybe fewer): each of their slots holds its group's string, and `ends` where in it the
+   * event ends. Each group is joined once it is full, while its pieces are still young (at
+   * 1,000 streams a task adds about four events between two scavenges): one copy of its text,
+   * and one string for the collector to promote and mark instead of four.
+   */
+  private joined = 0;
+  /** Per joined event, where its text ends in its group's string, in chunks of CHUNK (made as their first group joins). */
+  private ends: number[][] = [];
   /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
   private marks: number[] = [];
   /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
@@ -450,6 +466,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     if (mark !== 0) this.marks[(i / MARKS_PER) | 0] |= mark << (MARK_BITS * (i % MARKS_PER));
     this.count = i + 1;
     this.addedWeight += event.weight;
+    if (this.count % GROUP === 0) this.join(this.count - GROUP, this.count);
   }
 
   get(seq: number): TaskEvent {
@@ -464,12 +481,15 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
-    const text = this.text(i);
+    // From where its text is in its slot's string: no slice made.
+    const slot = this.slot(i);
+    const start = this.startOf(i);
+    const length = this.endOf(i, slot) - start;
     const mark = this.mark(i);
     const last = (mark & LAST_MARK) !== 0;
-    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(text, FRAME_ID_AT) - FRAME_ID_AT + text.length, last);
+    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(slot, start + FRAME_ID_AT) - start - FRAME_ID_AT + length, last);
     const aside = this.aside(i);
-    return typeof aside === 'number' ? text.length : toolFrameEventWeight(this.head as string, aside.length + text.length, last);
+    return typeof aside === 'number' ? length : toolFrameEventWeight(this.head as string, aside.length + length, last);
   }
 
   close(spare?: EventBlock<TaskEvent>): TaskEventBlock {
@@ -507,15 +527,54 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     return new TaskEventBlock(this.firstSeq, asciiBytes(texts, end, spare instanceof TaskEventBlock ? spare.bytes : undefined) ?? texts.join(''), ends, splits, this.head ?? '');
   }
 
-  /** The last chunk cut to what it holds. */
+  /** The last group joined (when it has more than one event), and the last chunks cut to what they hold. */
   fit(): void {
+    const from = this.joined - (this.joined % GROUP);
+    if (this.count - from > 1) this.join(from, this.count);
     const last = this.chunks.length - 1;
     const used = this.count - last * CHUNK;
     if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
+    const lastEnds = this.ends.length - 1;
+    if (lastEnds === last && last >= 0 && used < CHUNK) this.ends[last] = this.ends[last].slice(0, used);
   }
 
   private text(i: number): string {
+    const slot = this.slot(i);
+    return i >= this.joined ? slot : slot.slice(this.startOf(i), this.endOf(i, slot));
+  }
+
+  /** The string holding event i's text: its own, or its group's. */
+  private slot(i: number): string {
     return this.chunks[(i / CHUNK) | 0][i % CHUNK];
+  }
+
+  /** Where event i's text starts in its slot's string. */
+  private startOf(i: number): number {
+    // A group starts at a multiple of GROUP, which CHUNK is: the event before in the group is in the same chunk.
+    return i >= this.joined || i % GROUP === 0 ? 0 : this.ends[(i / CHUNK) | 0][(i % CHUNK) - 1];
+  }
+
+  /** Where it ends. */
+  private endOf(i: number, slot: string): number {
+    return i >= this.joined ? slot.length : this.ends[(i / CHUNK) | 0][i % CHUNK];
+  }
+
+  /** Joins the texts of events `from` (a multiple of GROUP) to `to` (in one group) into one string, which their slots then hold. */
+  private join(from: number, to: number): void {
+    const pieces = new Array<string>(to - from);
+    for (let i = from; i < to; i++) pieces[i - from] = this.text(i);
+    // Array.join makes one flat string (no pieces kept, see joined()).
+    const group = pieces.join('');
+    const c = (from / CHUNK) | 0;
+    const chunk = this.chunks[c];
+    const ends = (this.ends[c] ??= new Array<number>(CHUNK));
+    let end = 0;
+    for (let i = from; i < to; i++) {
+      end += pieces[i - from].length;
+      chunk[i % CHUNK] = group;
+      ends[i % CHUNK] = end;
+    }
+    this.joined = to;
   }
 
   private mark(i: number): number {
