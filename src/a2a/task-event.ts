@@ -421,17 +421,16 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
    * their full size. Every slot of a running task's lists is promoted with it, and a list grown
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
-  private chunks: string[][] = [];
+  private chunks: (string | number)[][] = [];
   /**
    * The events below this are in joined groups (GROUP of them from a multiple of GROUP, the last
-   * one maybe fewer): each of their slots holds its group's string, and `ends` where in it the
-   * event ends. Each group is joined once it is full, while its pieces are still young (at
-   * 1,000 streams a task adds about four events between two scavenges): one copy of its text,
-   * and one string for the collector to promote and mark instead of four.
+   * one maybe fewer): a group's first slot holds its string, each other slot where in it its
+   * event starts (a small integer: a slot the collector does not follow). Each group is joined
+   * once it is full, while its pieces are still young (at 1,000 streams a task adds about four
+   * events between two scavenges): one copy of its text, and one string for the collector to
+   * promote and mark, and one reference to it, instead of four.
    */
   private joined = 0;
-  /** Per joined event, where its text ends in its group's string, in chunks of CHUNK (made as their first group joins). */
-  private ends: number[][] = [];
   /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
   private marks: number[] = [];
   /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
@@ -447,12 +446,13 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     const i = this.count;
     if (i % MARKS_PER === 0) this.marks.push(0);
     const at = i % CHUNK;
-    if (at === 0) this.chunks.push(new Array<string>(CHUNK));
+    if (at === 0) this.chunks.push(new Array<string | number>(CHUNK));
     const chunk = this.chunks[this.chunks.length - 1];
     let mark: number;
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
-      const text = (chunk[at] = event.frameJson);
+      const text = event.frameJson;
+      chunk[at] = text;
       mark = event.lastChunk ? LAST_MARK : 0;
       if (!idInFrame(event.idPart, text)) {
         mark += SIDE_MARK;
@@ -527,15 +527,13 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     return new TaskEventBlock(this.firstSeq, asciiBytes(texts, end, spare instanceof TaskEventBlock ? spare.bytes : undefined) ?? texts.join(''), ends, splits, this.head ?? '');
   }
 
-  /** The last group joined (when it has more than one event), and the last chunks cut to what they hold. */
+  /** The last group joined (when it has more than one event), and the last chunk cut to what it holds. */
   fit(): void {
     const from = this.joined - (this.joined % GROUP);
     if (this.count - from > 1) this.join(from, this.count);
     const last = this.chunks.length - 1;
     const used = this.count - last * CHUNK;
     if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
-    const lastEnds = this.ends.length - 1;
-    if (lastEnds === last && last >= 0 && used < CHUNK) this.ends[last] = this.ends[last].slice(0, used);
   }
 
   private text(i: number): string {
@@ -543,20 +541,20 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     return i >= this.joined ? slot : slot.slice(this.startOf(i), this.endOf(i, slot));
   }
 
-  /** The string holding event i's text: its own, or its group's. */
+  /** The string holding event i's text: its own, or its group's (in the group's first slot). */
   private slot(i: number): string {
-    return this.chunks[(i / CHUNK) | 0][i % CHUNK];
+    // A group starts at a multiple of GROUP, which CHUNK is: its first slot is in the same chunk.
+    return this.chunks[(i / CHUNK) | 0][(i % CHUNK) - (i < this.joined ? i % GROUP : 0)] as string;
   }
 
   /** Where event i's text starts in its slot's string. */
   private startOf(i: number): number {
-    // A group starts at a multiple of GROUP, which CHUNK is: the event before in the group is in the same chunk.
-    return i >= this.joined || i % GROUP === 0 ? 0 : this.ends[(i / CHUNK) | 0][(i % CHUNK) - 1];
+    return i >= this.joined || i % GROUP === 0 ? 0 : (this.chunks[(i / CHUNK) | 0][i % CHUNK] as number);
   }
 
-  /** Where it ends. */
+  /** Where it ends: where the next event of its group starts, or its group's end. */
   private endOf(i: number, slot: string): number {
-    return i >= this.joined ? slot.length : this.ends[(i / CHUNK) | 0][i % CHUNK];
+    return i >= this.joined || i % GROUP === GROUP - 1 || i + 1 === this.joined ? slot.length : (this.chunks[(i / CHUNK) | 0][(i % CHUNK) + 1] as number);
   }
 
   /** Joins the texts of events `from` (a multiple of GROUP) to `to` (in one group) into one string, which their slots then hold. */
@@ -564,15 +562,12 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     const pieces = new Array<string>(to - from);
     for (let i = from; i < to; i++) pieces[i - from] = this.text(i);
     // Array.join makes one flat string (no pieces kept, see joined()).
-    const group = pieces.join('');
-    const c = (from / CHUNK) | 0;
-    const chunk = this.chunks[c];
-    const ends = (this.ends[c] ??= new Array<number>(CHUNK));
-    let end = 0;
-    for (let i = from; i < to; i++) {
-      end += pieces[i - from].length;
-      chunk[i % CHUNK] = group;
-      ends[i % CHUNK] = end;
+    const chunk = this.chunks[(from / CHUNK) | 0];
+    chunk[from % CHUNK] = pieces.join('');
+    let start = 0;
+    for (let i = from + 1; i < to; i++) {
+      start += pieces[i - from - 1].length;
+      chunk[i % CHUNK] = start;
     }
     this.joined = to;
   }
