@@ -19,6 +19,25 @@ const KEEP_ALIVE_SSE = ': keep-alive\n\n';
 const JSON_RPC_RESULT_OPENING = '{"jsonrpc":"2.0","id":';
 const JSON_RPC_RESULT_KEY = ',"result":';
 
+/**
+ * What ends a stream's messages (SseMessageFraming's `end`, `toolEnd` and `toolLastEnd`), per
+ * binding: two constants, made once, where each stream joined its two tool ends (~120
+ * characters each) as it attached.
+ */
+interface MessageEnds {
+  end: string;
+  toolEnd: string;
+  toolLastEnd: string;
+}
+
+function messageEnds(end: string): MessageEnds {
+  return { end, toolEnd: toolEventEnd(end), toolLastEnd: toolEventEnd(end, true) };
+}
+
+/** A JSON-RPC response closes after the event's JSON; a bare (HTTP+JSON) message ends there. */
+const JSON_RPC_ENDS = messageEnds('}\n\n');
+const BARE_ENDS = messageEnds('\n\n');
+
 /** The JSON-RPC success envelope around an already serialised result. */
 export function jsonRpcResult(requestId: JsonRpcId, resultJson: string): string {
   return `${jsonRpcResultPrefix(requestId)}${resultJson}}`;
@@ -126,15 +145,16 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
 
   /**
    * Frames the events it takes as a sink (TaskSseStream.writeTo, once, before they come): `line`
-   * and `end` as SseMessageFraming's, in that protocol version; `endsQuietly` says which errors end
-   * the stream (the response ends) rather than fail it (`failed` hears of those, then it ends).
+   * and the binding's `ends` as SseMessageFraming's, in that protocol version; `endsQuietly` says
+   * which errors end the stream (the response ends) rather than fail it (`failed` hears of those,
+   * then it ends).
    */
-  frame(version: ProtocolVersion, line: string, end: string, endsQuietly: (err: unknown) => boolean, failed: (err: unknown) => void): void {
+  frame(version: ProtocolVersion, line: string, ends: MessageEnds, endsQuietly: (err: unknown) => boolean, failed: (err: unknown) => void): void {
     this.version = version;
     this.line = line;
-    this.end = end;
-    this.toolEnd = toolEventEnd(end);
-    this.toolLastEnd = toolEventEnd(end, true);
+    this.end = ends.end;
+    this.toolEnd = ends.toolEnd;
+    this.toolLastEnd = ends.toolLastEnd;
     this.endsQuietly = endsQuietly;
     this.failed = failed;
   }
@@ -321,7 +341,7 @@ export class TaskSseStream {
     // One flat string from its pieces (the envelope's opening holds this stream's request id); a bare stream's is a constant.
     const line = framing.binding === 'jsonrpc' ? joined('\ndata: ', JSON_RPC_RESULT_OPENING, JSON.stringify(framing.requestId), JSON_RPC_RESULT_KEY) : '\ndata: ';
     const sink = this.writer ?? new ResponseWriter(response);
-    sink.frame(this.version, line, framing.binding === 'jsonrpc' ? '}\n\n' : '\n\n', this.endsQuietly, failed);
+    sink.frame(this.version, line, framing.binding === 'jsonrpc' ? JSON_RPC_ENDS : BARE_ENDS, this.endsQuietly, failed);
     try {
       sink.stop = this.events.attach(sink);
     } catch (err) {
