@@ -153,8 +153,7 @@ export class A2aService {
 
   private streamStarted({ task, events, release }: StreamingStart, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): TaskStream {
     // A client gone before its stream attached must not pin the task's events for good.
-    this.cancelIfClientLeaves(response, task, release);
-    return { task, sse: this.frame(events, ctx, framing, response, pace) };
+    return { task, sse: this.frame(events, ctx, framing, response, pace, this.whenClientLeaves(response, task, release)) };
   }
 
   async getTask(dto: GetTaskRequestDto, ctx: A2aCallContext): Promise<Task> {
@@ -220,8 +219,16 @@ export class A2aService {
    * version, kept alive. A client too slow for the log's retention is disconnected, so that it
    * resumes with Last-Event-ID rather than read a stream with a hole.
    */
-  private frame(events: TaskEventStream, ctx: A2aCallContext, framing: StreamFraming, response: ServerResponse, pace: StreamPace): TaskSseStream {
-    this.clientStreams.track(response, () => this.closeByServer(response));
+  private frame(
+    events: TaskEventStream,
+    ctx: A2aCallContext,
+    framing: StreamFraming,
+    response: ServerResponse,
+    pace: StreamPace,
+    closed?: () => void,
+  ): TaskSseStream {
+    // `closed` (the started task's whenClientLeaves) runs in the tracking's own close listener: one listener per stream, not two.
+    this.clientStreams.track(response, () => this.closeByServer(response), closed);
     const endsQuietly = (err: unknown): boolean => {
       if (!(err instanceof StreamOverrunError)) return false;
       this.closeByServer(response);
@@ -278,18 +285,24 @@ export class A2aService {
     return task;
   }
 
-  /**
-   * The client that started a task leaving early cancels it, after a grace period in which a
-   * client may rejoin (a live stream on the task at the end of it keeps the run going).
-   * `closed`, if given, runs first on the response's close (one listener for both).
-   */
-  private cancelIfClientLeaves(response: ServerResponse, task: TaskView, closed?: () => void): void {
-    const cancels = this.config.cancelOnDisconnect;
-    if (!cancels && !closed) return;
+  /** whenClientLeaves, as the response's own 'close' listener (SendMessage: no stream tracks the response). */
+  private cancelIfClientLeaves(response: ServerResponse, task: TaskView): void {
+    const leaving = this.whenClientLeaves(response, task);
     // `on`, not `once`: a response emits 'close' once, and `once` wraps the listener and removes it.
-    response.on('close', () => {
+    if (leaving) response.on('close', leaving);
+  }
+
+  /**
+   * What the response's close does for the client that started a task: leaving early cancels
+   * it, after a grace period in which a client may rejoin (a live stream on the task at the end
+   * of it keeps the run going). `closed`, if given, runs first. Undefined when there is nothing to do.
+   */
+  private whenClientLeaves(response: ServerResponse, task: TaskView, closed?: () => void): (() => void) | undefined {
+    const cancels = this.config.cancelOnDisconnect;
+    if (!cancels) return closed;
+    return () => {
       closed?.();
-      if (!cancels || response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
+      if (response.writableFinished || this.closedByServer.has(response) || task.isTerminal) return;
       // A client may rejoin on this instance or, with a shared store, on another one.
       const cancelUnlessRejoined = async (): Promise<void> => {
         if (task.isTerminal || task.listenerCount > 0) return;
@@ -299,7 +312,7 @@ export class A2aService {
       const timer = setTimeout(() => void cancelUnlessRejoined().catch(() => undefined), this.config.disconnectGraceMs);
       timer.unref();
       task.whenSettled(() => clearTimeout(timer));
-    });
+    };
   }
 }
 

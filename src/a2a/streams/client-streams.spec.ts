@@ -39,6 +39,30 @@ describe('ClientStreams', () => {
     return response;
   }
 
+  it("runs a stream's own close callback first, in its one close listener; a response closed already gets the callback alone", () => {
+    const seen: number[] = [];
+    const response = new FakeResponse();
+    streams.track(response as unknown as ServerResponse, () => undefined, () => seen.push(streams.size));
+    expect(response.listenerCount('close')).toBe(1);
+    response.close();
+    // Still counted while the callback runs, then untracked.
+    expect(seen).toEqual([1]);
+    expect(streams.size).toBe(0);
+    const gone = new FakeResponse();
+    gone.destroyed = true;
+    streams.track(gone as unknown as ServerResponse, () => undefined, () => seen.push(-1));
+    expect(streams.size).toBe(0);
+    gone.emit('close');
+    expect(seen).toEqual([1, -1]);
+    // A callback that throws still leaves the stream untracked.
+    const throwing = new FakeResponse();
+    streams.track(throwing as unknown as ServerResponse, () => undefined, () => {
+      throw new Error('boom');
+    });
+    expect(() => throwing.close()).toThrow('boom');
+    expect(streams.size).toBe(0);
+  });
+
   it('counts each stream until its response closes, in whatever order they close', async () => {
     const [a, b, c] = [track(new FakeResponse()), track(new FakeResponse()), track(new FakeResponse())];
     expect(streams.size).toBe(3);

@@ -84,15 +84,32 @@ export class ClientStreams implements OnModuleDestroy {
     return this.count;
   }
 
-  /** Watches a stream's response until it closes; `onStalled` closes it when its client stops reading. */
-  track(response: ServerResponse, onStalled: () => void): void {
+  /**
+   * Watches a stream's response until it closes; `onStalled` closes it when its client stops
+   * reading. `closed`, if given, runs first on the response's close (one listener for both).
+   */
+  track(response: ServerResponse, onStalled: () => void, closed?: () => void): void {
     // A response is one stream: the service tracks each once.
-    if (response.destroyed) return;
+    if (response.destroyed) {
+      if (closed) response.on('close', closed);
+      return;
+    }
     const watch = new Watch(response, onStalled);
     watch.slot = this.count;
     this.open[this.count++] = watch;
     // `on`, not `once`: a response closes once (once wraps the listener, with its state, per stream).
-    response.on('close', () => this.untrack(watch));
+    response.on(
+      'close',
+      closed
+        ? () => {
+            try {
+              closed();
+            } finally {
+              this.untrack(watch);
+            }
+          }
+        : () => this.untrack(watch),
+    );
     if (!this.sweeper) this.startSweeper();
   }
 
