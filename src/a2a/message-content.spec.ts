@@ -12,6 +12,16 @@ describe('message content', () => {
     expect(messageText(v1([{ text: 'weather in' }, { data: { city: 'Paris' } }]))).toBe('weather in\n{"city":"Paris"}');
   });
 
+  it('gives a message of one part as that part (text as it is, data as JSON), and refuses one file part or none', () => {
+    const text = 'weather in Paris';
+    expect(messageText(v1([{ text }]))).toBe(text);
+    expect(messageText(v1([{ data: { city: 'Paris' } }]))).toBe('{"city":"Paris"}');
+    expect(messageText(v1([{ data: ['a', 1] }]))).toBe('["a",1]');
+    expect(() => messageText(v1([{ url: 'https://x/y.pdf', mediaType: 'application/pdf' }]))).toThrow('message.parts[0] is a file part (application/pdf)');
+    expect(() => messageText(v1([]))).toThrow(JsonRpcRequestError);
+    expect(messageText(v1([{ text: ' a ' }, { text: '' }, { text: 'b' }]))).toBe(' a \n\nb');
+  });
+
   it('refuses file parts with -32005 and empty messages with -32602', () => {
     expect(() => messageText(v1([{ text: 'see' }, { url: 'https://x/y.pdf', mediaType: 'application/pdf' }]))).toThrow(ContentTypeNotSupportedError);
     expect(() => messageText(v1([{ text: 'see' }, { url: 'https://x/y.pdf' }]))).toThrow('message.parts[1] is a file part');

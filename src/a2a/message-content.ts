@@ -8,24 +8,25 @@ import type { MessageV03Dto } from './dto/send-message-v03.dto';
  * takes no files, so a file part is -32005.
  */
 export function messageText(message: Message): string {
-  const lines: string[] = [];
-  message.parts.forEach((part, index) => {
-    switch (part.content?.$case) {
-      case 'text':
-        lines.push(part.content.value);
-        return;
-      case 'data':
-        lines.push(JSON.stringify(part.content.value));
-        return;
-      default:
-        throw contentTypeNotSupported(
-          `message.parts[${index}] is a file part${part.mediaType ? ` (${echo(part.mediaType)})` : ''}; this agent reads text and data parts only`,
-        );
-    }
-  });
-  const text = lines.join('\n');
+  const parts = message.parts;
+  // A message of one part (the usual one) is its text: no list of lines to grow and join.
+  const text = parts.length === 1 ? partText(parts[0], 0) : parts.map(partText).join('\n');
   if (text.trim() === '') throw invalidParams([{ field: 'message.parts', description: 'carry no text for the agent to read' }]);
   return text;
+}
+
+/** One part's line of the text the agent reads (see messageText). */
+function partText(part: Message['parts'][number], index: number): string {
+  switch (part.content?.$case) {
+    case 'text':
+      return part.content.value;
+    case 'data':
+      return JSON.stringify(part.content.value);
+    default:
+      throw contentTypeNotSupported(
+        `message.parts[${index}] is a file part${part.mediaType ? ` (${echo(part.mediaType)})` : ''}; this agent reads text and data parts only`,
+      );
+  }
 }
 
 /**
