@@ -195,6 +195,30 @@ const toolEvent = (seq: number, taskId: string, phase: 'started' | 'completed') 
       }
     });
 
+    it('takes no tick to flush a stream that ends as it attaches; one left open sends what it wrote as it attached at the end of the turn', async () => {
+      const writes: string[] = [];
+      const nextTick = jest.spyOn(process, 'nextTick');
+      try {
+        const ended = fakeResponse();
+        new TaskSseStream(eventsThen([statusEvent(1), statusEvent(2)]).stream, '1.0', rpc, 60_000, never, new ResponseWriter(ended.response)).writeTo(ended.response, () => undefined);
+        expect(ended.ended()).toBe(true);
+        expect(nextTick).not.toHaveBeenCalled();
+        const open = fakeResponse();
+        const write = open.response.write.bind(open.response);
+        open.response.write = ((chunk: string) => (writes.push(chunk), write(chunk))) as typeof open.response.write;
+        const opened = new TaskSseStream(eventsThen([statusEvent(1), statusEvent(2)], 'open').stream, '1.0', rpc, 60_000, never, new ResponseWriter(open.response));
+        expect(opened.writeTo(open.response, () => undefined)).toBe(true);
+        expect(nextTick).toHaveBeenCalledTimes(1);
+        expect(writes).toEqual([]);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        expect(writes).toHaveLength(1);
+        expect(writes[0]).toBe([statusEvent(1), statusEvent(2)].map((e) => formatSse({ id: String(e.seq), data: jsonRpcResult('req-9', e.jsonFor('1.0')) })).join(''));
+        open.response.emit('close');
+      } finally {
+        nextTick.mockRestore();
+      }
+    });
+
     it('stops at once a stream whose response closed before it attached (the client left during dispatch)', async () => {
       const { stream, stopped } = eventsThen([], 'open');
       const { response } = fakeResponse();

@@ -138,6 +138,13 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
   private timer?: NodeJS.Timeout = undefined;
   private endsQuietly: (err: unknown) => boolean = noError;
   private failed: (err: unknown) => void = ignoreError;
+  /**
+   * While the stream attaches (writeTo): its first chunks wait in `pending` without a tick of
+   * their own, scheduled once it has attached, if it is still open. A stream that ends as it
+   * attaches (a task that ended before its stream attached, as an empty task does) ends the
+   * response with them, and would have taken a tick for nothing.
+   */
+  attaching = false;
 
   constructor(private readonly response: ServerResponse) {
     this.highWaterMark = response.writableHighWaterMark;
@@ -194,7 +201,7 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
       // Read once per pending chunk, not per event (three getters deep): only a write changes
       // it within a turn, and this writer is the response's only writer.
       this.buffered = this.response.writableLength;
-      process.nextTick(ResponseWriter.flushTurnOf, this);
+      if (!this.attaching) process.nextTick(ResponseWriter.flushTurnOf, this);
     } else {
       this.pending += chunk;
     }
@@ -212,6 +219,11 @@ export class ResponseWriter implements StreamPace, TaskEventSink, SseMessageFram
     this.pending = '';
     if (chunk !== '' && !this.response.destroyed && !this.response.writableEnded) this.response.end(chunk);
     else this.response.end();
+  }
+
+  /** Once attached and still open: what the stream wrote as it attached leaves at the end of the turn, as a later write's would. */
+  attached(): void {
+    if (this.pending !== '') process.nextTick(ResponseWriter.flushTurnOf, this);
   }
 
   keepAlive(ms: number): void {
@@ -342,17 +354,21 @@ export class TaskSseStream {
     const line = framing.binding === 'jsonrpc' ? joined('\ndata: ', JSON_RPC_RESULT_OPENING, JSON.stringify(framing.requestId), JSON_RPC_RESULT_KEY) : '\ndata: ';
     const sink = this.writer ?? new ResponseWriter(response);
     sink.frame(this.version, line, framing.binding === 'jsonrpc' ? JSON_RPC_ENDS : BARE_ENDS, this.endsQuietly, failed);
+    sink.attaching = true;
     try {
       sink.stop = this.events.attach(sink);
     } catch (err) {
+      sink.attaching = false;
       failed(err);
       sink.endStream();
       return sink.wrote;
     }
+    sink.attaching = false;
     // Ended as it attached (a task that had ended, or ended before its stream attached): there
     // is nothing left to stop, and nothing to keep alive (a task that had ended streams all of
     // it as it attaches).
     if (sink.ended) return sink.wrote;
+    sink.attached();
     sink.keepAlive(this.keepAliveMs);
     // A client that left while the request was dispatched closed the response already: its
     // 'close' has fired, so nothing would stop the stream or its keep-alive.
