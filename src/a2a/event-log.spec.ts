@@ -346,38 +346,6 @@ describe('TASK_EVENT_PACKING (a task\'s events in blocks)', () => {
     expect(logged.map((event) => readable(open.get(event.seq)))).toEqual(logged.map(readable));
   });
 
-  it('joins its events\' texts eight at a time as they come, and the rest when fit: every count reads back the same, before and after fit', () => {
-    const logged = events();
-    for (let n = 1; n <= logged.length; n++) {
-      const some = logged.slice(0, n);
-      const open = new OpenTaskEventBlock(1);
-      for (const event of some) open.add(event);
-      expect(some.map((event) => readable(open.get(event.seq)))).toEqual(some.map(readable));
-      expect(some.map((event) => open.weight(event.seq))).toEqual(some.map((event) => event.weight));
-      open.fit();
-      expect(some.map((event) => readable(open.get(event.seq)))).toEqual(some.map(readable));
-      expect(some.map((event) => open.weight(event.seq))).toEqual(some.map((event) => event.weight));
-      // Events added after a fit (which joined a group short of eight) join that group.
-      const more = logged.slice(0, n + 9);
-      for (const event of more.slice(n)) open.add(event);
-      expect(more.map((event) => readable(open.get(event.seq)))).toEqual(more.map(readable));
-      expect(readable(open.close().get(more.length))).toEqual(readable(more[more.length - 1]));
-    }
-  });
-
-  it('holds one string per eight events, and one reference to it (a kept task of 100 calls: ~26 strings, not ~200)', () => {
-    const logged = Array.from({ length: 202 }, (_, i) => frame(i + 1, `call_${i >> 1}`));
-    const open = new OpenTaskEventBlock(1);
-    for (const event of logged) open.add(event);
-    open.fit();
-    const slots = (open as unknown as { chunks: unknown[][] }).chunks.flat();
-    // One reference per group (its first slot); the others are where its events start, small integers.
-    const strings = slots.filter((slot) => typeof slot === 'string');
-    expect(strings.length).toBe(26);
-    expect(new Set(strings).size).toBe(26);
-    expect(strings.join('')).toBe(logged.map((event) => event.frameJson).join(''));
-  });
-
   it('keeps a tool call id that its frame JSON gives once: a closed block of such frames is their frames\' JSON, nothing more', () => {
     const logged = Array.from({ length: 300 }, (_, i) => frame(i + 1, `call_${i >> 1}`));
     const closed = TaskEventBlock.of(logged, 1) as unknown as { json: Buffer; splits: unknown };

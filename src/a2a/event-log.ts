@@ -203,13 +203,6 @@ export class EventLog<T> {
     return this.blockOf(seq).get(seq);
   }
 
-  /** The weight (by `weigh`, else 0) of the event with this sequence number, if retained: a packed one's without making it again. */
-  weightOf(seq: number): number | undefined {
-    if (!Number.isInteger(seq) || seq < this.first || seq > this.last) return undefined;
-    if (seq >= this.tailFirst) return this.weigh ? this.weigh(this.tail[this.tailStart + seq - this.tailFirst] as T) : 0;
-    return this.weigh ? this.blockOf(seq).weight(seq) : 0;
-  }
-
   /** Whether every event after `seq` is still here to be replayed. */
   retainsAfter(seq: number): boolean {
     return seq >= this.first - 1;

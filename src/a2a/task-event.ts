@@ -314,14 +314,6 @@ const SPLIT = 16;
 const FLAGS = 32;
 /** Slots in each chunk of an open block's list (one per event). */
 const CHUNK = 128;
-/**
- * An open block joins each run of this many events' texts into one string as the run fills (a
- * multiple divides CHUNK): the pieces are then young garbage, and a kept task of 100 calls holds
- * ~26 strings instead of ~200 (a mark-compact marks each object it keeps, a string as one). At
- * 1,000 streams a task adds ~4 events between two scavenges, so a piece is joined before its
- * second scavenge would promote it (4 and 8 promoted the same per frame; 8 marks fewer).
- */
-const GROUP = 8;
 /** An open block's marks per event (LAST_MARK, SIDE_MARK), and how many events share one number of its list (small integers). */
 const MARK_BITS = 2;
 const MARKS_PER = 15;
@@ -423,15 +415,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
    * their full size. Every slot of a running task's lists is promoted with it, and a list grown
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
-  private chunks: (string | number)[][] = [];
-  /**
-   * The events below this are in joined groups (GROUP of them from a multiple of GROUP, the last
-   * one maybe fewer): a group's first slot holds its string, each other slot where in it its
-   * event starts (a small integer: a slot the collector does not follow). Each group is joined
-   * once it is full, while its pieces are still young (see GROUP): one copy of its text, and one
-   * string for the collector to promote and mark, and one reference to it, instead of GROUP.
-   */
-  private joined = 0;
+  private chunks: string[][] = [];
   /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
   private marks: number[] = [];
   /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
@@ -447,13 +431,12 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     const i = this.count;
     if (i % MARKS_PER === 0) this.marks.push(0);
     const at = i % CHUNK;
-    if (at === 0) this.chunks.push(new Array<string | number>(CHUNK));
+    if (at === 0) this.chunks.push(new Array<string>(CHUNK));
     const chunk = this.chunks[this.chunks.length - 1];
     let mark: number;
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
-      const text = event.frameJson;
-      chunk[at] = text;
+      const text = (chunk[at] = event.frameJson);
       mark = event.lastChunk ? LAST_MARK : 0;
       if (!idInFrame(event.idPart, text)) {
         mark += SIDE_MARK;
@@ -467,7 +450,6 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     if (mark !== 0) this.marks[(i / MARKS_PER) | 0] |= mark << (MARK_BITS * (i % MARKS_PER));
     this.count = i + 1;
     this.addedWeight += event.weight;
-    if (this.count % GROUP === 0) this.join(this.count - GROUP, this.count);
   }
 
   get(seq: number): TaskEvent {
@@ -482,15 +464,12 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
 
   weight(seq: number): number {
     const i = seq - this.firstSeq;
-    // From where its text is in its slot's string: no slice made.
-    const slot = this.slot(i);
-    const start = this.startOf(i);
-    const length = this.endOf(i, slot) - start;
+    const text = this.text(i);
     const mark = this.mark(i);
     const last = (mark & LAST_MARK) !== 0;
-    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(slot, start + FRAME_ID_AT) - start - FRAME_ID_AT + length, last);
+    if ((mark & SIDE_MARK) === 0) return toolFrameEventWeight(this.head as string, stringEnd(text, FRAME_ID_AT) - FRAME_ID_AT + text.length, last);
     const aside = this.aside(i);
-    return typeof aside === 'number' ? length : toolFrameEventWeight(this.head as string, aside.length + length, last);
+    return typeof aside === 'number' ? text.length : toolFrameEventWeight(this.head as string, aside.length + text.length, last);
   }
 
   close(spare?: EventBlock<TaskEvent>): TaskEventBlock {
@@ -528,49 +507,15 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
     return new TaskEventBlock(this.firstSeq, asciiBytes(texts, end, spare instanceof TaskEventBlock ? spare.bytes : undefined) ?? texts.join(''), ends, splits, this.head ?? '');
   }
 
-  /** The last group joined (when it has more than one event), and the last chunk cut to what it holds. */
+  /** The last chunk cut to what it holds. */
   fit(): void {
-    const from = this.joined - (this.joined % GROUP);
-    if (this.count - from > 1) this.join(from, this.count);
     const last = this.chunks.length - 1;
     const used = this.count - last * CHUNK;
     if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
   }
 
   private text(i: number): string {
-    const slot = this.slot(i);
-    return i >= this.joined ? slot : slot.slice(this.startOf(i), this.endOf(i, slot));
-  }
-
-  /** The string holding event i's text: its own, or its group's (in the group's first slot). */
-  private slot(i: number): string {
-    // A group starts at a multiple of GROUP, which CHUNK is: its first slot is in the same chunk.
-    return this.chunks[(i / CHUNK) | 0][(i % CHUNK) - (i < this.joined ? i % GROUP : 0)] as string;
-  }
-
-  /** Where event i's text starts in its slot's string. */
-  private startOf(i: number): number {
-    return i >= this.joined || i % GROUP === 0 ? 0 : (this.chunks[(i / CHUNK) | 0][i % CHUNK] as number);
-  }
-
-  /** Where it ends: where the next event of its group starts, or its group's end. */
-  private endOf(i: number, slot: string): number {
-    return i >= this.joined || i % GROUP === GROUP - 1 || i + 1 === this.joined ? slot.length : (this.chunks[(i / CHUNK) | 0][(i % CHUNK) + 1] as number);
-  }
-
-  /** Joins the texts of events `from` (a multiple of GROUP) to `to` (in one group) into one string, which their slots then hold. */
-  private join(from: number, to: number): void {
-    const pieces = new Array<string>(to - from);
-    for (let i = from; i < to; i++) pieces[i - from] = this.text(i);
-    // Array.join makes one flat string (no pieces kept, see joined()).
-    const chunk = this.chunks[(from / CHUNK) | 0];
-    chunk[from % CHUNK] = pieces.join('');
-    let start = 0;
-    for (let i = from + 1; i < to; i++) {
-      start += pieces[i - from - 1].length;
-      chunk[i % CHUNK] = start;
-    }
-    this.joined = to;
+    return this.chunks[(i / CHUNK) | 0][i % CHUNK];
   }
 
   private mark(i: number): number {

@@ -578,36 +578,6 @@ describe('TaskRecord', () => {
     ]);
   });
 
-  it('a finished tool reads its frame back from the log while the log keeps it, and takes its JSON before the log drops it', () => {
-    const call = (task: TaskRecord, i: number): void => {
-      task.toolFrame({ toolCallId: `c${i}`, name: 'x', phase: 'started', args: { i } });
-      task.toolFrame({ toolCallId: `c${i}`, name: 'x', phase: 'completed', result: { i, text: 'é"\\' } });
-    };
-    const expected = (n: number): unknown[] => Array.from({ length: n }, (_, i) => ({ toolCallId: `c${i}`, name: 'x', phase: 'completed', result: { i, text: 'é"\\' } }));
-    const jsonSlots = (task: TaskRecord): unknown[] =>
-      ((task as unknown as { finished: unknown[][] }).finished.flat() as unknown[]).filter((_, i) => i % 4 === 1 && i < 4 * 30);
-    // The log keeps every event: no entry holds a string of its own.
-    const keeps = newTask(100, 1000);
-    for (let i = 0; i < 30; i++) call(keeps, i);
-    expect(jsonSlots(keeps).every((slot) => slot === 0)).toBe(true);
-    expect(keeps.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual(expected(30));
-    expect(keeps.snapshotArtifacts().map((a) => (a as ToolFrameEvent).json)).toEqual(keeps.snapshotArtifacts().map((a) => (a as ToolFrameEvent).seq).map((seq) => keeps.log.get(seq)?.json));
-    // A log of 10 drops them as frames come, and (past its capacity under a hold) when the hold goes.
-    const drops = newTask(10, 1000);
-    const held = newTask(10, 1000);
-    const release = held.hold(0);
-    for (let i = 0; i < 30; i++) {
-      call(drops, i);
-      call(held, i);
-    }
-    release();
-    for (const task of [drops, held]) {
-      expect(task.log.firstSeq).toBeGreaterThan(50);
-      expect(task.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual(expected(30));
-      expect(task.bytes).toBe(keeps.bytes - keeps.log.bytes + task.log.bytes);
-    }
-  });
-
   it('does work in proportion to its frames, whatever its tools do and whatever maxFinishedTools is', () => {
     // Map operations, finished entries written and read (index probes, compactions), per frame:
     // a lookup among the kept finished tools per frame, or a compaction per stale entry, would

@@ -212,17 +212,6 @@ export class TaskRecord implements TaskView, TaskWriter {
    */
   private soloOpen?: KeptTool;
   private readonly maxFinishedTools: number;
-  /**
-   * Whether a finished entry reads its frame's JSON back from the log (its JSON slot 0) rather
-   * than holding the string: a log that keeps its events (the in-memory store's) joins their
-   * texts into one string per few events as they come (OpenTaskEventBlock), and a frame's own
-   * string held here would live on, promoted, beside that copy. Before the log drops an event
-   * an entry needs, the entry takes its JSON (keepFinishedJson). A log that keeps no more than
-   * the hot events (a Redis-mode writer's) is not read back: the entries hold their strings.
-   */
-  private readonly finishedFromLog: boolean;
-  /** The entries before this position hold their JSON (keepFinishedJson walked them). */
-  private finishedKept = 0;
   private readonly onStatus?: (task: TaskRecord) => void;
   private readonly onEvent?: (event: TaskEvent, task: TaskRecord) => void;
   private readonly packWhenSettled: boolean;
@@ -250,7 +239,6 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.log = new EventLog<TaskEvent>(init.maxEvents, eventBytes, earlier[0]?.seq ?? (init.resumed?.lastSeq ?? 0) + 1, TASK_EVENT_PACKING);
     for (const event of earlier) this.log.append(event);
     this.maxFinishedTools = init.maxFinishedTools;
-    this.finishedFromLog = init.maxEvents > TASK_EVENT_PACKING.hot;
     this.onStatus = init.onStatus;
     this.onEvent = init.onEvent;
     this.packWhenSettled = init.packWhenSettled ?? true;
@@ -568,7 +556,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       kept.latest(event);
       return;
     }
-    this.finishTool(id, found, this.finishedFromLog ? 0 : event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
+    this.finishTool(id, found, event.frameJson, event.seq * 4 + (event.lastChunk ? 1 : 0) + (event.idPart === id ? 0 : 2), first);
   }
 
   /** The answer's artifact; where it first came is this event's place unless it is kept already. */
@@ -607,7 +595,7 @@ export class TaskRecord implements TaskView, TaskWriter {
    * its kept tool (if it was open) left to die young; past maxFinishedTools the oldest goes.
    * `json` is its latest frame's JSON, or a restored one's artifact (whose `bits` are -1).
    */
-  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact | 0, bits: number, first: number): void {
+  private finishTool(id: string, found: KeptTool | number | undefined, json: string | Artifact, bits: number, first: number): void {
     if (found instanceof KeptTool) {
       this.openCount -= 1;
       if (found === this.soloOpen) this.soloOpen = undefined;
@@ -627,7 +615,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   /** Appends a finished entry; returns its position. */
-  private pushFinished(id: string, json: string | Artifact | 0, bits: number, first: number): number {
+  private pushFinished(id: string, json: string | Artifact, bits: number, first: number): number {
     const chunks = (this.finished ??= []);
     const pos = this.finishedEnd;
     const offset = pos - this.finishedBase;
@@ -679,7 +667,7 @@ export class TaskRecord implements TaskView, TaskWriter {
       const chunk = chunks[Math.floor((pos - base) / FINISHED_CHUNK)];
       const at = ((pos - base) % FINISHED_CHUNK) * FINISHED_SLOTS;
       const id = chunk[at];
-      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as string | Artifact | 0, chunk[at + 2] as number, chunk[at + 3] as number);
+      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number, chunk[at + 3] as number);
     }
     this.buildIndex();
   }
@@ -797,15 +785,13 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishedEvent(pos: number): ToolFrameEvent | undefined {
     const bits = this.finishedBits(pos);
     if (bits < 0 || this.toolEventHead === undefined) return undefined;
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | 0;
-    if (json === 0) return this.loggedFrame(Math.floor(bits / 4));
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
     return new ToolFrameEvent(Math.floor(bits / 4), this.toolEventHead, this.finishedIdPart(pos), json, bits % 2 === 1);
   }
 
   /** Its artifact (as KeptTool.artifact). */
   private finishedArtifact(pos: number): Artifact {
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | Artifact | 0;
-    if (json === 0) return toolArtifact(JSON.parse(this.loggedFrame(Math.floor(this.finishedBits(pos) / 4)).frameJson) as ToolCallArtifactData);
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | Artifact;
     return typeof json === 'string' ? toolArtifact(JSON.parse(json) as ToolCallArtifactData) : json;
   }
 
@@ -813,37 +799,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishedWeight(pos: number): number {
     const bits = this.finishedBits(pos);
     if (bits < 0 || this.toolEventHead === undefined) return 0;
-    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string | 0;
-    if (json === 0) return this.log.weightOf(Math.floor(bits / 4)) ?? 0;
+    const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
     return toolFrameEventWeight(this.toolEventHead, this.finishedIdPart(pos).length + json.length, bits % 2 === 1);
-  }
-
-  /** A finished entry's latest event, from the log (see finishedFromLog: it is there until keepFinishedJson takes its JSON). */
-  private loggedFrame(seq: number): ToolFrameEvent {
-    const event = this.log.get(seq);
-    if (!(event instanceof ToolFrameEvent)) throw new Error(`task ${this.id}: tool frame event ${seq} is missing from the log`);
-    return event;
-  }
-
-  /**
-   * Before the log may drop the events numbered below `before`: the live finished entries that
-   * read their JSON from it (finishedFromLog) take it now. Entries are in the order of their
-   * events (each finish is the newest event), so the walk stops at the first one past `before`.
-   */
-  private keepFinishedJson(before: number): void {
-    // From the first entry not walked yet (a compaction moves the live entries past all before).
-    let pos = Math.max(this.finishedKept, this.finishedHead);
-    for (; pos < this.finishedEnd; pos++) {
-      const chunk = this.finishedChunk(pos);
-      const at = this.finishedAt(pos);
-      const bits = chunk[at + 2] as number;
-      // A restored entry holds its artifact.
-      if (bits < 0) continue;
-      const seq = Math.floor(bits / 4);
-      if (seq >= before) break;
-      if (chunk[at + 1] === 0 && typeof chunk[at] === 'string') chunk[at + 1] = this.loggedFrame(seq).frameJson;
-    }
-    this.finishedKept = pos;
   }
 
   private trim(): void {
@@ -866,9 +823,6 @@ export class TaskRecord implements TaskView, TaskWriter {
   /** Logs a built event and hands it to the listeners. */
   private commit(event: TaskEvent): void {
     const first = this.log.firstSeq;
-    // An append at capacity may drop the oldest events, and a later trim (a hold let go) any event
-    // more than `capacity` before this one: finished entries that read theirs from the log take them first.
-    if (this.finishedFromLog && this.log.size >= this.log.capacity) this.keepFinishedJson(first + this.log.size + 1 - this.log.capacity);
     // Only a log at capacity trims: only then does it matter which events readers still need.
     this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
     this.onEvent?.(event, this);
