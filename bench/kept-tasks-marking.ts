@@ -10,10 +10,7 @@
  * (bench/kept-tasks-objects.ts counts them). Times move with the machine's load: compare two
  * checkouts run one after the other, alternating.
  */
-import { InMemoryTaskStore } from '../src/a2a/store/in-memory-task-store';
-import type { TaskRecord } from '../src/a2a/task-record';
-import { emptyTaskMessage } from './lib/empty-task-message';
-import { completedFrame, startedFrame } from './lib/scenario';
+import { keepingStore, runKeptTask } from './lib/kept-tasks';
 
 const TASKS = Number(process.argv[2] ?? 5_000);
 const CALLS = Number(process.argv[3] ?? 100);
@@ -42,21 +39,8 @@ const spread = (values: number[]): string => {
 };
 
 async function main(): Promise<void> {
-  const store = new InMemoryTaskStore({ maxEventsPerTask: 10_000, maxFinishedToolsPerTask: 100, maxRetainedTasks: TASKS, maxRetainedBytes: 1024 * 1024 * 1024 });
-  const runOne = async (id: string, contextId: string): Promise<void> => {
-    await store.claimMessage(undefined, `m-${id}`, id);
-    const task = (await store.create({ id, contextId, owner: undefined, message: emptyTaskMessage(id, contextId), text: 'x' })) as TaskRecord;
-    const release = task.hold(task.lastSeq);
-    const stop = task.follow({ cursor: 0, push: () => undefined, overrun: () => undefined });
-    for (let n = 0; n < CALLS; n++) {
-      task.toolFrame(startedFrame(n));
-      task.toolFrame(completedFrame(n));
-    }
-    task.complete('done');
-    stop();
-    release();
-    store.expire(id, 3_600_000);
-  };
+  const store = keepingStore(TASKS);
+  const runOne = (id: string, contextId: string): Promise<void> => runKeptTask(store, id, contextId, CALLS);
   const none = fullGcs();
   for (let i = 0; i < TASKS; i++) await runOne(`t${i}`, `c${i}`);
   const kept = fullGcs();

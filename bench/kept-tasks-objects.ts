@@ -9,10 +9,7 @@
  * that grew most. Deterministic: it does not move with the machine's load.
  */
 import { getHeapSnapshot } from 'node:v8';
-import { InMemoryTaskStore } from '../src/a2a/store/in-memory-task-store';
-import type { TaskRecord } from '../src/a2a/task-record';
-import { emptyTaskMessage } from './lib/empty-task-message';
-import { completedFrame, startedFrame } from './lib/scenario';
+import { keepingStore, runKeptTask } from './lib/kept-tasks';
 
 const TASKS = Number(process.argv[2] ?? 10_000);
 const CALLS = Number(process.argv[3] ?? 0);
@@ -114,29 +111,14 @@ async function census(): Promise<Census> {
   return { objects, edges, bytes, kinds, kept };
 }
 
-const newStore = (): InMemoryTaskStore =>
-  new InMemoryTaskStore({ maxEventsPerTask: 10_000, maxFinishedToolsPerTask: 100, maxRetainedTasks: TASKS, maxRetainedBytes: 1024 * 1024 * 1024 });
-
 async function main(): Promise<void> {
-  let store = newStore();
-  const runOne = async (id: string, contextId: string): Promise<void> => {
-    await store.claimMessage(undefined, `m-${id}`, id);
-    const task = (await store.create({ id, contextId, owner: undefined, message: emptyTaskMessage(id, contextId), text: 'x' })) as TaskRecord;
-    const release = task.hold(task.lastSeq);
-    const stop = task.follow({ cursor: 0, push: () => undefined, overrun: () => undefined });
-    for (let n = 0; n < CALLS; n++) {
-      task.toolFrame(startedFrame(n));
-      task.toolFrame(completedFrame(n));
-    }
-    task.complete('done');
-    stop();
-    release();
-    store.expire(id, 3_600_000);
-  };
+  let store = keepingStore(TASKS);
+  // `store` is read at each call: the warm-up's store is replaced before the counts.
+  const runOne = (id: string, contextId: string): Promise<void> => runKeptTask(store, id, contextId, CALLS);
   // A few tasks first, forgotten again, so the code they run is compiled before the first count.
   for (let i = 0; i < 2_000; i++) await runOne(`warm${i}`, `warm-c${i}`);
   await store.close();
-  store = newStore();
+  store = keepingStore(TASKS);
   const before = await census();
   for (let i = 0; i < TASKS; i++) await runOne(`t${i}`, `c${i}`);
   const after = await census();

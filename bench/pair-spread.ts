@@ -14,6 +14,7 @@
  * less than it says.
  */
 import { readFileSync } from 'node:fs';
+import { centredSums } from './lib/stats';
 
 interface PairedTarget {
   label: string;
@@ -84,19 +85,10 @@ export function pairSpread(values: readonly number[], bound: number, under: bool
 
 /** Pearson correlation of the logs of each repetition's first two pairs (NaN under three repetitions). */
 export function withinRepetitionCorrelation(reps: readonly number[][]): number {
-  const two = reps.filter((p) => p.length >= 2 && p[0] > 0 && p[1] > 0).map((p) => [Math.log(p[0]), Math.log(p[1])]);
+  const two = reps.filter((p) => p.length >= 2 && p[0] > 0 && p[1] > 0).map((p) => [Math.log(p[0]), Math.log(p[1])] as const);
   if (two.length < 3) return NaN;
-  const mean = (i: number): number => two.reduce((s, p) => s + p[i], 0) / two.length;
-  const [ma, mb] = [mean(0), mean(1)];
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  for (const [a, b] of two) {
-    ab += (a - ma) * (b - mb);
-    aa += (a - ma) ** 2;
-    bb += (b - mb) ** 2;
-  }
-  return ab / Math.sqrt(aa * bb);
+  const { sxy, sxx, syy } = centredSums(two);
+  return sxy / Math.sqrt(sxx * syy);
 }
 
 function main(files: string[]): void {

@@ -9,7 +9,7 @@
 import type { Target } from './ipc';
 import { adjacentPairs, PAIRED } from './pairing';
 import type { RunRecord } from './server-pool';
-import { median } from './stats';
+import { centredSums, median } from './stats';
 
 export interface PairLevel {
   rep: number;
@@ -63,16 +63,7 @@ export function pointLevels(runs: readonly RunRecord[], ours: Target = PAIRED[0]
 export function levelFit(pairs: readonly Pick<PairLevel, 'relative' | 'mismatch'>[]): { slope: number; r2: number } {
   const points = pairs.filter((p) => p.relative > 0 && p.mismatch > 0).map((p) => [Math.log(p.mismatch), Math.log(p.relative)] as const);
   if (points.length < 3) return { slope: NaN, r2: NaN };
-  const mean = (k: 0 | 1): number => points.reduce((s, p) => s + p[k], 0) / points.length;
-  const [mx, my] = [mean(0), mean(1)];
-  let sxy = 0;
-  let sxx = 0;
-  let syy = 0;
-  for (const [x, y] of points) {
-    sxy += (x - mx) * (y - my);
-    sxx += (x - mx) ** 2;
-    syy += (y - my) ** 2;
-  }
+  const { sxy, sxx, syy } = centredSums(points);
   return { slope: sxx > 0 ? sxy / sxx : NaN, r2: sxx > 0 && syy > 0 ? (sxy * sxy) / (sxx * syy) : NaN };
 }
 

@@ -59,3 +59,22 @@ export function trimmedMean(values: readonly number[], trim = TRIM): number {
   const kept = sorted.slice(cut, sorted.length - cut);
   return kept.reduce((sum, v) => sum + v, 0) / kept.length;
 }
+
+/**
+ * The centred sums of a set of points (x, y): sxy, sxx and syy. Pearson's correlation is
+ * sxy / sqrt(sxx syy), a least-squares slope sxy / sxx.
+ */
+export function centredSums(points: readonly (readonly [number, number])[]): { sxy: number; sxx: number; syy: number } {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p[0], 0) / n;
+  const my = points.reduce((s, p) => s + p[1], 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (const [x, y] of points) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) ** 2;
+    syy += (y - my) ** 2;
+  }
+  return { sxy, sxx, syy };
+}
