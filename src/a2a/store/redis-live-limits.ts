@@ -110,8 +110,8 @@ export class RedisLiveLimits {
   private readonly writes: RedisTurnWrites;
 
   constructor(private readonly options: RedisLiveLimitsOptions) {
-    this.admitScript = defineScript(options.redis, 'toolstreamAdmitLive', ADMIT_LIVE_SCRIPT);
-    this.renewScript = defineScript(options.redis, 'toolstreamRenewLive', RENEW_LIVE_SCRIPT);
+    this.admitScript = defineScript(options.redis, ADMIT_LIVE_SCRIPT);
+    this.renewScript = defineScript(options.redis, RENEW_LIVE_SCRIPT);
     this.writes = new RedisTurnWrites(options.redis);
   }
 

@@ -27,19 +27,30 @@ export function writeDecimal(buffer: Buffer, offset: number, n: number): number 
   return end;
 }
 
+/** A command's argument: a number goes as ioredis sends it, as the text String() makes of it. */
+export type RespArgument = string | Buffer | number;
+
+/** A whole number written as digits with no string made (String() gives the same text for these). */
+function isDigits(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
+}
+
 /** The bytes of one argument as a bulk string: `$<length>\r\n<bytes>\r\n`. */
-function bulkLength(part: string | Buffer): number {
-  const length = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+function bulkLength(part: RespArgument): number {
+  if (typeof part === 'number' && !isDigits(part)) part = String(part);
+  const length = typeof part === 'number' ? decimalDigits(part) : typeof part === 'string' ? Buffer.byteLength(part) : part.length;
   return 1 + decimalDigits(length) + 2 + length + 2;
 }
 
-function writeBulk(buffer: Buffer, offset: number, part: string | Buffer): number {
-  const length = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+function writeBulk(buffer: Buffer, offset: number, part: RespArgument): number {
+  if (typeof part === 'number' && !isDigits(part)) part = String(part);
+  const length = typeof part === 'number' ? decimalDigits(part) : typeof part === 'string' ? Buffer.byteLength(part) : part.length;
   buffer[offset++] = DOLLAR;
   offset = writeDecimal(buffer, offset, length);
   buffer[offset++] = CR;
   buffer[offset++] = LF;
-  offset += typeof part === 'string' ? buffer.write(part, offset, 'utf8') : part.copy(buffer, offset);
+  if (typeof part === 'number') offset = writeDecimal(buffer, offset, part);
+  else offset += typeof part === 'string' ? buffer.write(part, offset, 'utf8') : part.copy(buffer, offset);
   buffer[offset++] = CR;
   buffer[offset++] = LF;
   return offset;
@@ -58,7 +69,7 @@ export function respFixedPart(parts: readonly string[]): Buffer {
  * buffer: `fixed` (from respFixedPart, `fixedCount` arguments), then those of `first`, then
  * those of `second`. The same bytes as ioredis writes for these arguments.
  */
-export function respCommand(fixed: Buffer, fixedCount: number, first: readonly (string | Buffer)[], second: readonly (string | Buffer)[]): Buffer {
+export function respCommand(fixed: Buffer, fixedCount: number, first: readonly RespArgument[], second: readonly RespArgument[]): Buffer {
   const count = fixedCount + first.length + second.length;
   let bytes = 1 + decimalDigits(count) + 2 + fixed.length;
   for (const part of first) bytes += bulkLength(part);

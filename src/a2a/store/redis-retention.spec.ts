@@ -1,19 +1,38 @@
-import type Redis from 'ioredis';
+import type { Command, default as Redis } from 'ioredis';
 import { RedisRetention, RETAINED_PER_CALL } from './redis-retention';
 
-/** A connection as RedisRetention uses it: its script is a defined command the test answers; writes are corked around each turn's calls. */
+/** A command's arguments, read back from the RESP bytes it writes (`*<n>`, then `$<length>` and the bytes of each). */
+function writtenArgs(command: Command): string[] {
+  const text = (command.toWritable(undefined as never) as Buffer).toString();
+  const args: string[] = [];
+  let at = text.indexOf('\r\n') + 2;
+  while (at < text.length) {
+    const lineEnd = text.indexOf('\r\n', at);
+    const length = Number(text.slice(at + 1, lineEnd));
+    args.push(text.slice(lineEnd + 2, lineEnd + 2 + length));
+    at = lineEnd + 2 + length + 2;
+  }
+  return args;
+}
+
+/** A connection as RedisRetention uses it: its script's EVALSHA calls the test answers; writes are corked around each turn's calls. */
 function connection(answer: (keys: string[], args: string[]) => Promise<string[]>): { redis: Redis; calls: { keys: string[]; args: string[] }[]; corks: () => number } {
   const calls: { keys: string[]; args: string[] }[] = [];
   let corks = 0;
   const redis = {
     status: 'ready',
     stream: { cork: () => (corks += 1), uncork: () => undefined },
-    defineCommand: () => undefined,
-    toolstreamRetain: (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => {
-      const keys = keysThenArgs.slice(0, numberOfKeys).map(String);
-      const args = keysThenArgs.slice(numberOfKeys).map(String);
+    sendCommand: (command: Command) => {
+      // evalsha, the SHA1, the number of keys, then the keys and the arguments.
+      const [, , numberOfKeys, ...keysThenArgs] = writtenArgs(command);
+      const keys = keysThenArgs.slice(0, Number(numberOfKeys));
+      const args = keysThenArgs.slice(Number(numberOfKeys));
       calls.push({ keys, args });
-      return answer(keys, args);
+      answer(keys, args).then(
+        (reply) => command.resolve(reply),
+        (err: Error) => command.reject(err),
+      );
+      return command.promise;
     },
   };
   return { redis: redis as unknown as Redis, calls, corks: () => corks };

@@ -112,7 +112,7 @@ export class RedisRetention {
   private readonly writes: RedisTurnWrites;
 
   constructor(private readonly options: RedisRetentionOptions) {
-    this.retain = defineScript(options.redis, 'toolstreamRetain', RETAIN_SCRIPT);
+    this.retain = defineScript(options.redis, RETAIN_SCRIPT);
     this.writes = new RedisTurnWrites(options.redis);
   }
 

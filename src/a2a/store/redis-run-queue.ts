@@ -78,8 +78,8 @@ export class RedisRunQueue {
     private readonly store: RedisTaskStore,
     private readonly options: RunQueueOptions,
   ) {
-    this.queuedBefore = defineScript(store.redis, 'toolstreamQueuedBefore', QUEUED_BEFORE_SCRIPT);
-    this.done = defineScript(store.redis, 'toolstreamRunDone', RUN_DONE_SCRIPT);
+    this.queuedBefore = defineScript(store.redis, QUEUED_BEFORE_SCRIPT);
+    this.done = defineScript(store.redis, RUN_DONE_SCRIPT);
   }
 
   private get key(): string {

@@ -1,19 +1,24 @@
 import { createHash } from 'node:crypto';
 import { Command, type default as Redis } from 'ioredis';
-import { respCommand, respFixedPart } from './redis-resp';
+import { respCommand, respFixedPart, type RespArgument } from './redis-resp';
 
 /** A script call: the number of keys, then the keys, then the arguments (as EVAL takes them). */
 export type ScriptCall = (numberOfKeys: number, ...keysThenArgs: (string | number)[]) => Promise<unknown>;
 
 /**
- * A Lua script called by its SHA1 (EVALSHA) on `redis`, through ioredis's defineCommand: the
- * script's text goes to Redis only when Redis does not have it yet (after a restart, ioredis
- * sends it again on its own), not with every call as EVAL does, and Redis does not hash it on
- * every call. Some scripts run once or twice per task (admission, queueing, take-over, the end).
+ * A Lua script called by its SHA1 (EVALSHA) on `redis`, as ShaScript.run sends it: the script's
+ * text goes to Redis only when Redis does not hold it (after a restart or SCRIPT FLUSH: loaded,
+ * and the call sent again), and Redis does not hash it on every call. Some scripts run once or
+ * twice per task (admission, queueing, take-over, the follower count, the end). Through
+ * ioredis's defineCommand each call made its own argument arrays and their copies, a string of
+ * the whole command (the queueing's with the task's snapshot, first event and run) and the
+ * closures of two promises: in flight while a hundred tasks start together, they outlived the
+ * young generation's collections, and were promoted with the tasks' state (bench/paced-latency.ts
+ * --alloc-profile-survivors).
  */
-export function defineScript(redis: Redis, name: string, lua: string): ScriptCall {
-  redis.defineCommand(name, { lua });
-  return (numberOfKeys, ...keysThenArgs) => (redis as unknown as Record<string, ScriptCall>)[name](numberOfKeys, ...keysThenArgs);
+export function defineScript(redis: Redis, lua: string): ScriptCall {
+  const script = new ShaScript(redis, lua);
+  return (numberOfKeys, ...keysThenArgs) => script.run(numberOfKeys, keysThenArgs);
 }
 
 /**
@@ -159,39 +164,66 @@ class CallDeadlines {
 }
 
 /**
- * A hot script call (one per append), as one ioredis Command sent by its SHA1 with the arguments
- * the caller built: none of the per-call objects of a defineCommand script's call (its wrapper's
- * argument arrays and options, the script command's copies of them, the promise that catches
- * NOSCRIPT), about 0.7 kB of heap per call. The command's bytes are written here, in one buffer
+ * A script's calls (the appender's, one per batch: `call`; the store's other scripts': `run`),
+ * each one ioredis Command sent by its SHA1 with the arguments the caller built: none of the
+ * per-call objects of a defineCommand script's call (its wrapper's argument arrays and options,
+ * the script command's copies of them, the promise that catches NOSCRIPT), about 0.7 kB of heap
+ * per call. The command's bytes are written here, in one buffer
  * (see respCommand): ioredis's toWritable made a string per argument and a list of the pieces
  * before joining them, about 0.4 kB of heap per call.
  * When Redis does not hold the script (after a restart or SCRIPT FLUSH) the call fails with
- * NOSCRIPT: `loaded` loads it, and the caller sends the call again.
+ * NOSCRIPT: `loaded` loads it, and the caller of `call` sends it again (`run` does so itself).
  */
 export class ShaScript {
   private readonly sha: string;
-  /** What names a call in ioredis's log, errors and traces: the SHA1 and the number of keys. */
-  private readonly named: string[];
-  /** `evalsha <sha1> <number of keys>` in RESP, the start of every call. */
+  /** What names a call in ioredis's log, errors and traces: the SHA1 and the number of keys (by that number, for run). */
+  private readonly named: string[][] = [];
+  /** `evalsha <sha1> <number of keys>` in RESP, the start of every `call`. */
   private readonly fixed: Buffer;
+  /** `evalsha <sha1>` in RESP, the start of every `run` (its number of keys follows). */
+  private readonly shaPart: Buffer;
   private loading?: Promise<unknown>;
   private readonly deadlines = new CallDeadlines();
 
+  /** @param numberOfKeys the number of keys of every `call` (run takes it per call) */
   constructor(
     private readonly redis: Redis,
     private readonly lua: string,
-    numberOfKeys: number,
+    private readonly numberOfKeys = 0,
   ) {
     this.sha = createHash('sha1').update(lua).digest('hex');
-    this.named = [this.sha, String(numberOfKeys)];
-    this.fixed = respFixedPart(['evalsha', ...this.named]);
+    this.shaPart = respFixedPart(['evalsha', this.sha]);
+    this.fixed = respFixedPart(['evalsha', ...this.namedFor(numberOfKeys)]);
   }
 
-  /** EVALSHA of the script with `keys` and `args`. */
+  /** EVALSHA of the script with `keys` and `args` (its `numberOfKeys` keys); its reply as Redis gave it (bulk strings as Buffers). */
   call(keys: readonly (string | Buffer)[], args: readonly (string | Buffer)[]): Promise<unknown> {
-    const command = new WrittenEvalsha(this.named, respCommand(this.fixed, 3, keys, args), this.deadlines);
+    return this.send(respCommand(this.fixed, 3, keys, args), this.numberOfKeys);
+  }
+
+  /**
+   * EVALSHA of the script, as a defineCommand script's call (see defineScript): the number of
+   * keys, then the keys and the arguments (numbers written as ioredis writes them), in the same
+   * bytes; its reply as ioredis gives it (bulk strings as UTF-8 strings). When Redis does not hold
+   * the script (NOSCRIPT: nothing ran), it is loaded and the same bytes are sent again, once.
+   */
+  run(numberOfKeys: number, keysThenArgs: readonly RespArgument[]): Promise<unknown> {
+    const written = respCommand(this.shaPart, 2, [numberOfKeys], keysThenArgs);
+    return this.send(written, numberOfKeys).then(asStrings, (err: unknown) => {
+      const loaded = this.loaded(err);
+      if (!loaded) throw err;
+      return loaded.then(() => this.send(written, numberOfKeys)).then(asStrings);
+    });
+  }
+
+  private send(written: Buffer, numberOfKeys: number): Promise<unknown> {
+    const command = new WrittenEvalsha(this.namedFor(numberOfKeys), written, this.deadlines);
     void this.redis.sendCommand(command);
     return command.promise;
+  }
+
+  private namedFor(numberOfKeys: number): string[] {
+    return (this.named[numberOfKeys] ??= [this.sha, String(numberOfKeys)]);
   }
 
   /** After a call failed with `err`: when Redis lacked the script (NOSCRIPT), a promise that resolves once it holds it; else undefined. */
@@ -200,6 +232,15 @@ export class ShaScript {
     this.loading ??= this.redis.script('LOAD', this.lua).finally(() => (this.loading = undefined));
     return this.loading;
   }
+}
+
+/** A reply as ioredis hands a command's (its replyEncoding utf8): every bulk string, also in nested arrays, as a string. */
+function asStrings(reply: unknown): unknown {
+  if (Buffer.isBuffer(reply)) return reply.toString();
+  if (!Array.isArray(reply)) return reply;
+  const strings: unknown[] = new Array(reply.length);
+  for (let i = 0; i < reply.length; i++) strings[i] = asStrings(reply[i]);
+  return strings;
 }
 
 /**

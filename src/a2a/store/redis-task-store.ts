@@ -59,12 +59,6 @@ for i = 2, #KEYS do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 return 1
 `;
 
-/** The store's own commands (defined on its connection). */
-interface StoreCommands {
-  toolstreamCountFollower(key: string, delta: number, ttlMs: number): Promise<number>;
-  toolstreamExpireTask(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number>;
-}
-
 /** Which process runs a task it took from the run queue (the task hash's `runner` field: host and pid). */
 const RUNNER = `${hostname()}:${process.pid}`;
 
@@ -176,7 +170,7 @@ export class RedisTaskStore extends TaskStore {
   /** The append script's calls (one per batch), by its SHA1. */
   private readonly appendScript: ShaScript;
   /** The store's scripts, called by SHA1 (see defineScript). */
-  private readonly scripts: Record<'replaceClaim' | 'releaseClaim' | 'createQueued' | 'takeOver' | 'renewLeases' | 'expiredLeases', ScriptCall>;
+  private readonly scripts: Record<'replaceClaim' | 'releaseClaim' | 'createQueued' | 'takeOver' | 'renewLeases' | 'expiredLeases' | 'countFollower' | 'expireTask', ScriptCall>;
 
   constructor(private readonly options: RedisTaskStoreOptions) {
     super();
@@ -188,16 +182,16 @@ export class RedisTaskStore extends TaskStore {
     this.turnWrites = new RedisTurnWrites(options.redis);
     const { redis } = options;
     this.scripts = {
-      replaceClaim: defineScript(redis, 'toolstreamReplaceClaim', REPLACE_CLAIM_SCRIPT),
-      releaseClaim: defineScript(redis, 'toolstreamReleaseClaim', RELEASE_CLAIM_SCRIPT),
-      createQueued: defineScript(redis, 'toolstreamCreateQueued', CREATE_QUEUED_SCRIPT),
-      takeOver: defineScript(redis, 'toolstreamTakeOver', TAKE_OVER_SCRIPT),
-      renewLeases: defineScript(redis, 'toolstreamRenewLeases', RENEW_LEASES_SCRIPT),
-      expiredLeases: defineScript(redis, 'toolstreamExpiredLeases', EXPIRED_LEASES_SCRIPT),
+      replaceClaim: defineScript(redis, REPLACE_CLAIM_SCRIPT),
+      releaseClaim: defineScript(redis, RELEASE_CLAIM_SCRIPT),
+      createQueued: defineScript(redis, CREATE_QUEUED_SCRIPT),
+      takeOver: defineScript(redis, TAKE_OVER_SCRIPT),
+      renewLeases: defineScript(redis, RENEW_LEASES_SCRIPT),
+      expiredLeases: defineScript(redis, EXPIRED_LEASES_SCRIPT),
+      countFollower: defineScript(redis, COUNT_FOLLOWER_SCRIPT),
+      expireTask: defineScript(redis, EXPIRE_TASK_SCRIPT),
     };
     this.appendScript = new ShaScript(options.redis, APPEND_SCRIPT, 3);
-    options.redis.defineCommand('toolstreamCountFollower', { numberOfKeys: 1, lua: COUNT_FOLLOWER_SCRIPT });
-    options.redis.defineCommand('toolstreamExpireTask', { lua: EXPIRE_TASK_SCRIPT });
     this.subscriber = options.redis.duplicate();
     this.subscriberWrites = new RedisTurnWrites(this.subscriber);
     this.subscriber.on('error', (err: Error) => this.logger.warn(`Redis subscriber: ${err.message}`));
@@ -231,7 +225,7 @@ export class RedisTaskStore extends TaskStore {
     const key = this.key('followers', id);
     this.turnWrites.cork();
     // Expires: an instance that dies holding a count must not keep a task alive past its grace forever.
-    (this.redis as unknown as StoreCommands).toolstreamCountFollower(key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
+    this.scripts.countFollower(1, key, delta, FOLLOWER_COUNT_TTL_MS).catch(() => undefined);
   }
 
   /** Events a task's log keeps (a follower further behind restarts from a snapshot, or is dropped). */
@@ -560,7 +554,7 @@ export class RedisTaskStore extends TaskStore {
       else {
         this.turnWrites.cork();
         const keys = [this.key('leases'), this.key('task', id), this.key('events', id), ...more];
-        await (this.redis as unknown as StoreCommands).toolstreamExpireTask(keys.length, ...keys, afterMs, id);
+        await this.scripts.expireTask(keys.length, ...keys, afterMs, id);
       }
     };
     const work = finish()
