@@ -227,6 +227,36 @@ describe('EventLog', () => {
     expect([1, 2, 3].map((seq) => plain.get(seq))).toEqual([1, 2, 3]);
   });
 
+  it('appendCooled() appends straight into the open block as append() then cool() would, and declines while events wait in the tail', () => {
+    const opened: OpenNumberBlock[] = [];
+    const closed: NumberBlock[] = [];
+    const log = new EventLog<number>(12, (n) => n % 10, 1, openPacking(4, 8, opened, closed));
+    const twin = new EventLog<number>(12, (n) => n % 10, 1, openPacking(4, 8));
+    for (let i = 1; i <= 3; i++) {
+      log.append(i * 3);
+      twin.append(i * 3);
+    }
+    // Three events wait in the tail: it appends nothing.
+    expect(log.appendCooled(12)).toBe(false);
+    expect(log.lastSeq).toBe(3);
+    log.cool();
+    twin.cool();
+    // Past a closed block and the capacity (events leave by trim, some kept by keepAfter).
+    for (let i = 4; i <= 30; i++) {
+      const keepAfter = i % 5 === 0 ? i - 14 : undefined;
+      expect(log.appendCooled(i * 3, keepAfter)).toBe(true);
+      twin.append(i * 3, keepAfter);
+      twin.cool();
+      expect([log.firstSeq, log.lastSeq, log.bytes]).toEqual([twin.firstSeq, twin.lastSeq, twin.bytes]);
+    }
+    for (let seq = 0; seq <= 31; seq++) expect(log.get(seq)).toBe(twin.get(seq));
+    expect(opened[opened.length - 1].count).toBeGreaterThan(0);
+    expect(closed.length).toBeGreaterThan(0);
+    // A log without an open block, or one that keeps no more than the hot ones, declines.
+    expect(new EventLog<number>(12, undefined, 1, packing(4, 8)).appendCooled(1)).toBe(false);
+    expect(new EventLog<number>(4, undefined, 1, openPacking(4, 8)).appendCooled(1)).toBe(false);
+  });
+
   it('cool() opens no block in a log that keeps no more events than the hot ones (they leave by trim)', () => {
     const opened: OpenNumberBlock[] = [];
     const log = new EventLog<number>(1, undefined, 1, openPacking(4, 8, opened));
@@ -255,6 +285,7 @@ describe('EventLog', () => {
       fc.record({ kind: fc.constant('pack' as const) }),
       fc.record({ kind: fc.constant('fit' as const) }),
       fc.record({ kind: fc.constant('cool' as const) }),
+      fc.record({ kind: fc.constant('appendCooled' as const), keepAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }),
     );
     fc.assert(
       fc.property(
@@ -278,7 +309,11 @@ describe('EventLog', () => {
               plain.trim(o.keepAfter);
             } else if (o.kind === 'fit') log.fit();
             else if (o.kind === 'cool') log.cool();
-            else log.pack();
+            else if (o.kind === 'appendCooled') {
+              // Where it declines (nothing appended), the caller appends as usual.
+              if (!log.appendCooled(log.nextSeq * 7, o.keepAfter)) log.append(log.nextSeq * 7, o.keepAfter);
+              plain.append(plain.nextSeq * 7, o.keepAfter);
+            } else log.pack();
             expect([log.firstSeq, log.lastSeq, log.size, log.bytes]).toEqual([plain.firstSeq, plain.lastSeq, plain.size, plain.bytes]);
           }
           for (let seq = firstSeq - 1; seq <= log.lastSeq + 1; seq++) {

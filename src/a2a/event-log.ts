@@ -151,6 +151,25 @@ export class EventLog<T> {
     }
   }
 
+  /**
+   * Appends the event numbered `nextSeq` straight into the open block, as `append` then `cool`
+   * would leave it (trimmed the same), when the log cools (see `cool`) and no event waits in its
+   * tail; else appends nothing and returns false. For an event its live readers take from the
+   * caller's hand (a tool frame's): the tail's list is not written and emptied again per event,
+   * one object less (two with its store) that every frame of a cold task touches.
+   */
+  appendCooled(event: T, keepAfter = Number.POSITIVE_INFINITY): boolean {
+    const packing = this.packing;
+    if (!packing?.open || this.capacity <= packing.hot || this.tailFirst <= this.last) return false;
+    this.last += 1;
+    if (this.weigh) this.weight += this.weigh(event);
+    // The new event is the tail's only one: trim never reaches it (the capacity is at least 1).
+    this.trim(keepAfter);
+    this.tailFirst += 1;
+    this.addOpened(packing, this.last, event);
+    return true;
+  }
+
   /** Packs every event not packed yet (the log reads the same as before); without `packing`, nothing. */
   pack(): void {
     const packing = this.packing;
@@ -256,6 +275,11 @@ export class EventLog<T> {
       tail.length = 1 + live;
       this.tailStart = 1;
     }
+    this.addOpened(packing, seq, event);
+  }
+
+  /** Adds the event numbered `seq` (the next after the open block's, or the first of a new one) to the open block (opening one), and closes that block once full. */
+  private addOpened(packing: EventPacking<T>, seq: number, event: T): void {
     let opened = this.opened;
     if (!opened) {
       opened = this.opened = packing.open?.(seq) as OpenEventBlock<T>;

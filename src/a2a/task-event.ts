@@ -320,6 +320,9 @@ const MARKS_PER = 15;
 const LAST_MARK = 1;
 const SIDE_MARK = 2;
 
+/** An open block's chunk before its first event (one frozen list for all of them). */
+const NO_CHUNK = Object.freeze([]) as unknown as string[];
+
 /** How a tool frame's JSON starts: its tool call id first (the wire order, see tool-call-v1.ts). */
 const FRAME_ID_OPENING = '{"toolCallId":"';
 /** Where the tool call id's text starts in a frame's JSON. */
@@ -416,8 +419,16 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
    * by pushes is promoted again each time it grows (about three slots for each it ends with).
    */
   private chunks: string[][] = [];
+  /**
+   * The last of `chunks`, the one `add` writes: read from here, not through the list (at 1,000
+   * streams every object a frame reads is a first touch of a cold task's: the list and its store
+   * are two).
+   */
+  private chunk: string[] = NO_CHUNK;
   /** Per event MARK_BITS: LAST_MARK (its artifact's last chunk), SIDE_MARK (it has an entry in `side`); MARKS_PER events a number. */
   private marks: number[] = [];
+  /** The marks of the events after those `marks` holds (fewer than MARKS_PER): pushed once complete, so `add` writes the list once per MARKS_PER events. */
+  private word = 0;
   /** The events with SIDE_MARK, by index: a tool frame's id part, any other event's flags (TOOL_FRAME, TERMINAL); none for most blocks. */
   private side: (string | number)[] | undefined;
   /** The tool frames' head (one task, one head). */
@@ -429,10 +440,9 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
 
   add(event: TaskEvent): void {
     const i = this.count;
-    if (i % MARKS_PER === 0) this.marks.push(0);
     const at = i % CHUNK;
-    if (at === 0) this.chunks.push(new Array<string>(CHUNK));
-    const chunk = this.chunks[this.chunks.length - 1];
+    if (at === 0) this.chunks.push((this.chunk = new Array<string>(CHUNK)));
+    const chunk = this.chunk;
     let mark: number;
     if (event instanceof ToolFrameEvent && (this.head === undefined || this.head === event.head)) {
       this.head = event.head;
@@ -447,7 +457,12 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
       mark = SIDE_MARK;
       (this.side ??= []).push(i, (event.isToolFrame ? TOOL_FRAME : 0) + (event.terminal ? TERMINAL : 0));
     }
-    if (mark !== 0) this.marks[(i / MARKS_PER) | 0] |= mark << (MARK_BITS * (i % MARKS_PER));
+    const place = i % MARKS_PER;
+    if (mark !== 0) this.word |= mark << (MARK_BITS * place);
+    if (place === MARKS_PER - 1) {
+      this.marks.push(this.word);
+      this.word = 0;
+    }
     this.count = i + 1;
     this.addedWeight += event.weight;
   }
@@ -511,7 +526,7 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
   fit(): void {
     const last = this.chunks.length - 1;
     const used = this.count - last * CHUNK;
-    if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunks[last].slice(0, used);
+    if (last >= 0 && used < CHUNK) this.chunks[last] = this.chunk = this.chunks[last].slice(0, used);
   }
 
   private text(i: number): string {
@@ -519,7 +534,9 @@ export class OpenTaskEventBlock extends OpenEventBlock<TaskEvent> {
   }
 
   private mark(i: number): number {
-    return (this.marks[(i / MARKS_PER) | 0] >> (MARK_BITS * (i % MARKS_PER))) & (LAST_MARK | SIDE_MARK);
+    const at = (i / MARKS_PER) | 0;
+    const word = at < this.marks.length ? this.marks[at] : this.word;
+    return (word >> (MARK_BITS * (i % MARKS_PER))) & (LAST_MARK | SIDE_MARK);
   }
 
   private aside(i: number): string | number {

@@ -149,7 +149,13 @@ export class TaskRecord implements TaskView, TaskWriter {
   readonly owner: CallerId;
   readonly userText: string;
   readonly log: EventLog<TaskEvent>;
-  status: TaskStatus;
+  /**
+   * Whether the status is terminal, kept with the status (written only where it is): every
+   * frame asks, and the status is an object of its own, one more first touch per frame of a
+   * cold task at 1,000 streams.
+   */
+  private ended = false;
+  private current: TaskStatus;
   /** When the status last changed (ms since epoch): the order of ListTasks. */
   statusTime: number;
   answerText?: string;
@@ -221,6 +227,13 @@ export class TaskRecord implements TaskView, TaskWriter {
    * it, and walking a Set made an iterator and its results per event. NO_FOLLOWERS while it has none.
    */
   private followers = NO_FOLLOWERS;
+  /**
+   * Its first follower (followers[0]) and whether it has others: every event is handed to them,
+   * and a task with one follower (most) is then not read through the list (two objects, the
+   * list and its store, each a first touch per frame of a cold task at 1,000 streams).
+   */
+  private lead?: TaskListener = undefined;
+  private many = false;
   /** Cursors whose following events must stay in the log whatever its capacity. */
   private holds?: Set<{ cursor: number }>;
   private onSettled?: (() => void)[];
@@ -244,7 +257,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.packWhenSettled = init.packWhenSettled ?? true;
     this.keptWhenSettled = init.keptWhenSettled ?? false;
     this.statusTime = Date.now();
-    this.status = { state: SUBMITTED, message: undefined, timestamp: isoTime(this.statusTime) };
+    this.current = { state: SUBMITTED, message: undefined, timestamp: isoTime(this.statusTime) };
     if (init.resumed) this.restore(init.resumed);
     // The Task as snapshot() would give it (no artifact yet), without its copies of the history and artifacts.
     else this.append({ payload: { $case: 'task', value: { id: this.id, contextId: this.contextId, status: this.status, artifacts: NO_ARTIFACT_LIST, history: this.history, metadata: undefined } } });
@@ -252,7 +265,10 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Takes the state a snapshot holds: status, history, answer, and which tools are still open. */
   private restore({ snapshot, answerText, laterToolArtifacts = [] }: NonNullable<TaskRecordInit['resumed']>): void {
-    if (snapshot.status) this.status = snapshot.status;
+    if (snapshot.status) {
+      this.current = snapshot.status;
+      this.ended = isTerminalState(snapshot.status.state);
+    }
     const time = Date.parse(this.status.timestamp ?? '');
     if (Number.isFinite(time)) this.statusTime = time;
     this.history.splice(0, this.history.length, ...snapshot.history);
@@ -290,7 +306,11 @@ export class TaskRecord implements TaskView, TaskWriter {
   }
 
   get isTerminal(): boolean {
-    return isTerminalState(this.status.state);
+    return this.ended;
+  }
+
+  get status(): TaskStatus {
+    return this.current;
   }
 
   get listenerCount(): number {
@@ -444,7 +464,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     if (!this.log.retainsAfter(listener.cursor)) {
       throw new Error(`task ${this.id} no longer holds the events after ${listener.cursor}`);
     }
-    if (!this.followers.includes(listener)) this.followers = [...this.followers, listener];
+    if (!this.followers.includes(listener)) this.setFollowers([...this.followers, listener]);
     this.pump(listener);
     return () => this.unfollow(listener);
   }
@@ -452,7 +472,13 @@ export class TaskRecord implements TaskView, TaskWriter {
   private unfollow(listener: TaskListener): void {
     const followers = this.followers;
     if (!followers.includes(listener)) return;
-    this.followers = followers.length === 1 ? NO_FOLLOWERS : followers.filter((follower) => follower !== listener);
+    this.setFollowers(followers.length === 1 ? NO_FOLLOWERS : followers.filter((follower) => follower !== listener));
+  }
+
+  private setFollowers(followers: readonly TaskListener[]): void {
+    this.followers = followers;
+    this.lead = followers[0];
+    this.many = followers.length > 1;
   }
 
   /**
@@ -494,12 +520,12 @@ export class TaskRecord implements TaskView, TaskWriter {
   private setStatus(state: TaskState, text?: string): void {
     this.statusTime = Date.now();
     const seq = this.log.lastSeq + 1;
-    this.status = {
+    this.current = {
       state,
       message: text === undefined ? undefined : this.agentMessage(`${this.id}-${seq}`, text),
       timestamp: isoTime(this.statusTime),
     };
-    const terminal = this.isTerminal;
+    const terminal = (this.ended = isTerminalState(state));
     this.append(
       { payload: { $case: 'statusUpdate', value: { taskId: this.id, contextId: this.contextId, status: this.status, metadata: undefined } } },
       terminal,
@@ -824,18 +850,27 @@ export class TaskRecord implements TaskView, TaskWriter {
   private commit(event: TaskEvent): void {
     const first = this.log.firstSeq;
     // Only a log at capacity trims: only then does it matter which events readers still need.
-    this.log.append(event, this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY);
+    const keepAfter = this.log.size >= this.log.capacity ? this.keepAfter() : Number.POSITIVE_INFINITY;
+    // A tool frame's event goes into the log's open block now, not after the next four events: at
+    // 1,000 streams that is about a scavenge later, so each event object survived one. The block
+    // keeps only its strings, which the log needs anyway; the followers take the event from here
+    // (pump), and one that has not taken it yet (paused) gets it back from the block. Straight
+    // into the block when no other event waits in the log's tail (the usual case), else after
+    // the pump with them (cool).
+    const cooled = event.isToolFrame && this.log.appendCooled(event, keepAfter);
+    if (!cooled) this.log.append(event, keepAfter);
     this.onEvent?.(event, this);
     // A listener can only have fallen out of the log if events left it.
     if (this.log.firstSeq !== first) this.dropOverrun();
     // The list as it is now: one a push adds was pumped by follow(), one it drops stops in pump().
-    const followers = this.followers;
-    for (let i = 0; i < followers.length; i++) this.pump(followers[i]);
-    // A tool frame's event goes into the log's open block now, not after the next four events: at
-    // 1,000 streams that is about a scavenge later, so each event object survived one. The block
-    // keeps only its strings, which the log needs anyway; a follower that has not taken it yet
-    // (paused) gets it back from the block.
-    if (event.isToolFrame) this.log.cool();
+    const lead = this.lead;
+    if (!this.many) {
+      if (lead !== undefined) this.pump(lead, event);
+    } else {
+      const followers = this.followers;
+      for (let i = 0; i < followers.length; i++) this.pump(followers[i], event);
+    }
+    if (event.isToolFrame && !cooled) this.log.cool();
   }
 
   /**
@@ -850,17 +885,20 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /**
    * Hands a listener the events after its cursor, in order, while it is ready (also those a
-   * push appends meanwhile).
+   * push appends meanwhile). `latest`, the event just committed, is handed as it is (not read
+   * back from the log, where a cooled one is in a block).
    */
-  private pump(listener: TaskListener): void {
+  private pump(listener: TaskListener, latest?: TaskEvent): void {
     // Searched only when a pump runs already (a push that appended): most start with none.
     if (PUMPING.length !== 0 && PUMPING.includes(listener)) return;
     PUMPING.push(listener);
+    const latestSeq = latest === undefined ? 0 : latest.seq;
     try {
-      // A task's first follower is asked first (most tasks have one): no search of the list for it.
-      while (listener.cursor < this.log.lastSeq && (this.followers[0] === listener || this.followers.includes(listener))) {
+      // A task's first follower is asked first (most tasks have one): no search of the list for it (a list of one holds only it).
+      while (listener.cursor < this.log.lastSeq && (this.lead === listener || (this.many && this.followers.includes(listener)))) {
         if (listener.ready && !listener.ready()) return;
-        const event = this.log.get(listener.cursor + 1);
+        const seq = listener.cursor + 1;
+        const event = seq === latestSeq ? latest : this.log.get(seq);
         // trim() drops a listener before the events it needs go, so this cannot happen.
         if (!event) throw new Error(`task ${this.id}: event ${listener.cursor + 1} is missing from the log`);
         listener.cursor += 1;
