@@ -163,7 +163,7 @@ export interface A2aModuleOptions {
 }
 
 export interface A2aRedisOptions {
-  /** A URL (the module opens and closes the connection) or a client of the application's. */
+  /** A URL (the module opens and closes the connection) or a client of the application's, without an ioredis keyPrefix of its own (refused: give it as `keyPrefix`). */
   connection: string | Redis;
   /** Prefix of every key and channel (default `toolstream:`); instances that share tasks share it. */
   keyPrefix?: string;
@@ -376,6 +376,13 @@ function resolveRedis(redis: A2aRedisOptions | undefined): A2aRedisOptions | und
   if (redis === undefined) return undefined;
   if (typeof redis.connection === 'string') checkRedisUrl(redis.connection, 'A2aModule option redis.connection');
   else if (typeof redis.connection?.duplicate !== 'function') throw new Error('A2aModule option redis.connection must be a redis:// or rediss:// URL or an ioredis client');
+  // ioredis prefixes the keys of its plain commands, not those the store's Lua scripts are given
+  // (sent as written EVALSHA calls): a task's keys would be split between two names.
+  else if (redis.connection.options?.keyPrefix) {
+    throw new Error(
+      `A2aModule option redis.connection: the ioredis client has a keyPrefix of its own (${JSON.stringify(redis.connection.options.keyPrefix)}); give a client without one, and the prefix as redis.keyPrefix`,
+    );
+  }
   positive(redis.leaseMs, 'redis.leaseMs');
   positive(redis.maxQueuedRuns, 'redis.maxQueuedRuns');
   positive(redis.maxConcurrentRuns, 'redis.maxConcurrentRuns');

@@ -1,6 +1,7 @@
 import { Global, Injectable, Module } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Test } from '@nestjs/testing';
+import Redis from 'ioredis';
 import { TOOL_CALL_V1_EXTENSION_URI } from '../extensions';
 import { ExtensionsModule } from '../extensions/extensions.module';
 import { AgentBus, EventEmitterAgentBus } from '../runtime';
@@ -93,5 +94,19 @@ describe('A2aModule numeric options', () => {
     await expect(Test.createTestingModule({ imports: [BusModule, A2aModule.forRoot({ role: 'worker' })] }).compile()).rejects.toThrow(
       'A2aModule role worker needs the redis option',
     );
+  });
+
+  it('refuses an ioredis client with a keyPrefix of its own, pointing to redis.keyPrefix', () => {
+    const prefixed = new Redis({ lazyConnect: true, keyPrefix: 'app:' });
+    const plain = new Redis({ lazyConnect: true });
+    try {
+      expect(() => resolveA2aConfig({ redis: { connection: prefixed } })).toThrow(
+        'A2aModule option redis.connection: the ioredis client has a keyPrefix of its own ("app:"); give a client without one, and the prefix as redis.keyPrefix',
+      );
+      expect(resolveA2aConfig({ redis: { connection: plain, keyPrefix: 'app:' } }).redis).toMatchObject({ connection: plain, keyPrefix: 'app:' });
+    } finally {
+      prefixed.disconnect();
+      plain.disconnect();
+    }
   });
 });
