@@ -10,17 +10,7 @@
  * apart; samples with none are "(no src/ frame)"), and each src/ function's inclusive time
  * (every sample with it anywhere on the stack). perf-split.ts says what kind of work it is.
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-
-/** A frame's name without its address, map file and the compiled copy's directory. */
-function frameName(text: string): string {
-  return text
-    .replace(/^[0-9a-f]+\s+/, '')
-    .replace(/\s+\([^()]*\)$/, '')
-    .replace(/^(\S+ )?\S*\/(src|bench)\//, (_m, kind: string | undefined, dir: string) => `${kind ?? ''}${dir}/`)
-    .replace(/\S*\/node_modules\//, '');
-}
+import { perfCallChains } from './lib/perf-samples';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -29,32 +19,18 @@ async function main(): Promise<void> {
   const units = Number(unitsText);
   const top = Number(topText ?? 40);
   const hz = Number(process.argv.find((a) => a.startsWith('--hz='))?.slice(5) ?? 4999);
-  const perf = spawn('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const nearest = new Map<string, number>();
   const inclusive = new Map<string, number>();
   let samples = 0;
-  let frames: string[] = [];
   const add = (map: Map<string, number>, key: string): void => {
     map.set(key, (map.get(key) ?? 0) + 1);
   };
-  const flush = (): void => {
-    if (frames.length === 0) return;
+  for await (const frames of perfCallChains(file)) {
     samples += 1;
     const own = frames.filter((f) => /^JS:\S* src\//.test(f));
     add(nearest, own[0] ?? '(no src/ frame)');
     for (const f of new Set(own)) add(inclusive, f);
-    frames = [];
-  };
-  for await (const line of createInterface({ input: perf.stdout })) {
-    if (line.trim() === '') continue;
-    // A sample's header is its thread id alone, right-aligned (a short id starts with spaces, as a frame does).
-    if (/^\s*\d+\s*$/.test(line)) {
-      flush();
-      continue;
-    }
-    frames.push(frameName(line.trim()));
   }
-  flush();
   const us = (count: number): string => ((count / hz / units) * 1e6).toFixed(1).padStart(7);
   const list = (title: string, map: Map<string, number>): void => {
     console.log(title);

@@ -16,8 +16,7 @@
  * Record toolstream and `--target=floor` the same way and compare: the floor is the limit's
  * handler in Nest and Express, so its "limit handler" is what toolstream's stages replace.
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { perfCallChains } from './lib/perf-samples';
 
 /** Stages by a piece of a frame's name, the first that matches; the innermost frame naming one decides. */
 const STAGES: [stage: string, piece: string][] = [
@@ -48,15 +47,6 @@ const STAGES: [stage: string, piece: string][] = [
 const END = 'end node:_http_outgoing';
 const SCAVENGE = /Scaveng/;
 
-/** A frame's name without its address, map file and the compiled copy's directory. */
-function frameName(text: string): string {
-  return text
-    .replace(/^[0-9a-f]+\s+/, '')
-    .replace(/\s+\([^()]*\)$/, '')
-    .replace(/^(\S+ )?\S*\/(src|bench)\//, (_m, kind: string | undefined, dir: string) => `${kind ?? ''}${dir}/`)
-    .replace(/\S*\/node_modules\//, '');
-}
-
 /** A sample's stage, and the frame (innermost first) that named it; -1 when none did. */
 function stageOf(frames: string[]): { stage: string; at: number } {
   if (frames.some((f) => f.includes(END))) return { stage: 'response end (write, kernel)', at: -1 };
@@ -76,37 +66,22 @@ async function main(): Promise<void> {
   const units = Number(unitsText);
   const top = Number(topText ?? 4);
   const hz = Number(process.argv.find((a) => a.startsWith('--hz='))?.slice(5) ?? 4999);
-  const perf = spawn('perf', ['script', '-i', file, '-F', 'tid,ip,sym,dso'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const stages = new Map<string, { count: number; functions: Map<string, { count: number; callees: Map<string, number> }> }>();
   let samples = 0;
-  let frames: string[] = [];
-  const flush = (): void => {
-    if (frames.length === 0) return;
+  for await (const frames of perfCallChains(file)) {
     samples += 1;
     const { stage, at } = stageOf(frames);
     let entry = stages.get(stage);
     if (!entry) stages.set(stage, (entry = { count: 0, functions: new Map() }));
     entry.count += 1;
-    if (at >= 0) {
-      const name = frames[at];
-      let fn = entry.functions.get(name);
-      if (!fn) entry.functions.set(name, (fn = { count: 0, callees: new Map() }));
-      fn.count += 1;
-      const callee = at === 0 ? '(itself)' : frames[at - 1];
-      fn.callees.set(callee, (fn.callees.get(callee) ?? 0) + 1);
-    }
-    frames = [];
-  };
-  for await (const line of createInterface({ input: perf.stdout })) {
-    if (line.trim() === '') continue;
-    // A sample's header is its thread id alone, right-aligned (a short id starts with spaces, as a frame does).
-    if (/^\s*\d+\s*$/.test(line)) {
-      flush();
-      continue;
-    }
-    frames.push(frameName(line.trim()));
+    if (at < 0) continue;
+    const name = frames[at];
+    let fn = entry.functions.get(name);
+    if (!fn) entry.functions.set(name, (fn = { count: 0, callees: new Map() }));
+    fn.count += 1;
+    const callee = at === 0 ? '(itself)' : frames[at - 1];
+    fn.callees.set(callee, (fn.callees.get(callee) ?? 0) + 1);
   }
-  flush();
   const us = (count: number): string => ((count / hz / units) * 1e6).toFixed(1).padStart(7);
   console.log(`${us(samples)}  µs per unit sampled (${samples} samples, ${units} units, ${hz} Hz)`);
   for (const [stage, { count, functions }] of [...stages].sort((a, b) => b[1].count - a[1].count)) {
