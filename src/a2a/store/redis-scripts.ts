@@ -38,10 +38,12 @@ class WrittenEvalsha extends Command {
     named: string[],
     private readonly written: Buffer,
     private readonly deadlines: CallDeadlines,
+    /** Its reply as a defineCommand script's (bulk strings as UTF-8 strings, by Command's own transformReply), not as Redis gave it. */
+    readonly strings = false,
   ) {
-    // No arguments and no options, and `named` (never changed) afterwards: Command copies the
+    // No arguments and shared options, and `named` (never changed) afterwards: Command copies the
     // arguments it is given (Array.flat, ~150 B per call), and its defaults were a new array and object per call.
-    super('evalsha', NO_ARGS, NO_OPTIONS);
+    super('evalsha', NO_ARGS, strings ? UTF8_REPLY : NO_OPTIONS);
     this.args = named;
   }
 
@@ -68,11 +70,13 @@ class WrittenEvalsha extends Command {
 
 const NO_ARGS: never[] = [];
 const NO_OPTIONS = {};
+/** A defineCommand script's reply encoding. */
+const UTF8_REPLY = { replyEncoding: 'utf8' as const };
 
 /**
  * Command's initPromise for these calls (called by Command's constructor): the same promise,
  * settled through `answered` and `failed`, which do what ioredis's resolve and reject would for
- * an EVALSHA (no reply transform or reply encoding, no error stack option, no timer of its own:
+ * an EVALSHA (its reply encoding, no error stack option, no timer of its own:
  * see setTimeout), with none of the three closures and their context ioredis's makes per call
  * (its executor, its resolve and its reject: ~0.2 kB of heap per call, measured with a fake
  * connection). Set on the prototype: ioredis's typings declare initPromise private.
@@ -102,7 +106,7 @@ function takeSettlers(resolve: (result: unknown) => void, reject: (err: Error) =
 function answered(this: WrittenEvalsha, result: unknown): void {
   this.settle();
   this.isResolved = true;
-  this.answer(result);
+  this.answer(this.strings ? this.transformReply(result as Buffer) : result);
 }
 
 function failed(this: WrittenEvalsha, err: Error): void {
@@ -209,15 +213,15 @@ export class ShaScript {
    */
   run(numberOfKeys: number, keysThenArgs: readonly RespArgument[]): Promise<unknown> {
     const written = respCommand(this.shaPart, 2, [numberOfKeys], keysThenArgs);
-    return this.send(written, numberOfKeys).then(asStrings, (err: unknown) => {
+    return this.send(written, numberOfKeys, true).catch((err: unknown) => {
       const loaded = this.loaded(err);
       if (!loaded) throw err;
-      return loaded.then(() => this.send(written, numberOfKeys)).then(asStrings);
+      return loaded.then(() => this.send(written, numberOfKeys, true));
     });
   }
 
-  private send(written: Buffer, numberOfKeys: number): Promise<unknown> {
-    const command = new WrittenEvalsha(this.namedFor(numberOfKeys), written, this.deadlines);
+  private send(written: Buffer, numberOfKeys: number, strings = false): Promise<unknown> {
+    const command = new WrittenEvalsha(this.namedFor(numberOfKeys), written, this.deadlines, strings);
     void this.redis.sendCommand(command);
     return command.promise;
   }
@@ -234,14 +238,6 @@ export class ShaScript {
   }
 }
 
-/** A reply as ioredis hands a command's (its replyEncoding utf8): every bulk string, also in nested arrays, as a string. */
-function asStrings(reply: unknown): unknown {
-  if (Buffer.isBuffer(reply)) return reply.toString();
-  if (!Array.isArray(reply)) return reply;
-  const strings: unknown[] = new Array(reply.length);
-  for (let i = 0; i < reply.length; i++) strings[i] = asStrings(reply[i]);
-  return strings;
-}
 
 /**
  * Tasks per call of a script that renews the leases or slots of every task an instance holds.
