@@ -7,6 +7,8 @@
  * body read, its two guards run by hand): this keeps the host's globals out of those shortcuts.
  */
 import {
+  HttpException,
+  HttpStatus,
   Injectable,
   Module,
   type CallHandler,
@@ -18,7 +20,7 @@ import {
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { Observable, tap } from 'rxjs';
-import type { Request } from 'express';
+import type { Request, Response as ExpressResponse } from 'express';
 import { A2aModule } from '../src/a2a';
 import { AgentBus } from '../src/runtime';
 import { ScriptedBusModule } from './support/a2a-test-app';
@@ -37,7 +39,13 @@ function where(who: string, context: ExecutionContext): string {
 class ProvidedGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     seen.push(where('provided guard', context));
-    return context.switchToHttp().getRequest<Request>().headers['x-host-deny'] === undefined;
+    const http = context.switchToHttp();
+    if (http.getRequest<Request>().headers['x-host-throttle'] !== undefined) {
+      // As a rate limiter does: its header on the response, then its exception.
+      http.getResponse<ExpressResponse>().setHeader('Retry-After', '7');
+      throw new HttpException('Too Many Requests', HttpStatus.TOO_MANY_REQUESTS);
+    }
+    return http.getRequest<Request>().headers['x-host-deny'] === undefined;
   }
 }
 
@@ -124,13 +132,34 @@ describe("a host's global guards and interceptors on the JSON-RPC route (e2e)", 
     ]);
   });
 
-  it("a guard's refusal stops the call: no task is started, no interceptor runs", async () => {
+  it("a guard's refusal stops the call: no task is started, no interceptor runs, its 403 is kept", async () => {
     const runs = worker.runs.size;
     const response = await rpc(base, 'SendStreamingMessage', { message: wireMessage('hello') }, { headers: { 'x-host-deny': '1' } });
-    // Answered by the route's JSON-RPC exception filter, in the binding's shape (as -32603, HTTP 200, today).
-    const body: unknown = await response.json();
-    expect(body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: expect.any(Number) } });
+    // Answered by the route's JSON-RPC exception filter, in the binding's shape, with the guard's
+    // HTTP status and Nest's message for it (A2A 1.0: an authorization error is a custom error).
+    expect(response.status).toBe(403);
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'Forbidden resource' } });
     expect(seen).toEqual(['provided guard A2aJsonRpcController.handle POST /a2a']);
     expect(worker.runs.size).toBe(runs);
+  });
+
+  it("a host's throttling keeps its 429 and the Retry-After it set, on both bindings", async () => {
+    const runs = worker.runs.size;
+    const response = await rpc(base, 'SendStreamingMessage', { message: wireMessage('hello') }, { headers: { 'x-host-throttle': '1' } });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('7');
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Too Many Requests' } });
+    const rest = await fetch(`${base}/tasks`, { headers: { 'x-host-throttle': '1' } });
+    expect(rest.status).toBe(429);
+    expect(rest.headers.get('retry-after')).toBe('7');
+    expect(await rest.json()).toEqual({ error: { code: 429, status: 'RESOURCE_EXHAUSTED', message: 'Too Many Requests', details: [] } });
+    expect(worker.runs.size).toBe(runs);
+  });
+
+  it("a guard's refusal on the HTTP+JSON binding is its 403, PERMISSION_DENIED", async () => {
+    const rest = await fetch(`${base}/tasks`, { headers: { 'x-host-deny': '1' } });
+    expect(rest.status).toBe(403);
+    expect(await rest.json()).toEqual({ error: { code: 403, status: 'PERMISSION_DENIED', message: 'Forbidden resource', details: [] } });
+    expect(seen).toEqual(['provided guard A2aController.listTasks GET /tasks']);
   });
 });

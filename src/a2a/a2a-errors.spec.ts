@@ -1,5 +1,7 @@
 import {
   contentTypeNotSupported,
+  hostRefusal,
+  jsonRpcHttpStatus,
   extensionSupportRequired,
   invalidParams,
   invalidRequest,
@@ -58,6 +60,22 @@ describe('A2A errors on the wire', () => {
     };
     expect(toJsonRpcErrorObject(error)).toEqual({ code: -32602, message: error.message, data: [detail] });
     expect(toRestError(error)).toEqual({ status: 400, body: { error: { code: 400, status: 'INVALID_ARGUMENT', message: error.message, details: [detail] } } });
+  });
+
+  it.each([
+    [403, 'Forbidden resource', -32000, 'PERMISSION_DENIED'],
+    [401, 'Unauthorized', -32000, 'UNAUTHENTICATED'],
+    [429, 'ThrottlerException: Too Many Requests', -32603, 'RESOURCE_EXHAUSTED'],
+    [404, 'Cannot GET /nope', -32600, 'NOT_FOUND'],
+    [400, 'Bad Request', -32600, 'INVALID_ARGUMENT'],
+    [418, "I'm a teapot", -32600, 'INVALID_ARGUMENT'],
+    [503, 'Service Unavailable', -32603, 'UNAVAILABLE'],
+    [500, 'Internal Server Error', -32603, 'INTERNAL'],
+  ])("keeps a host's refusal (HTTP %i) as it was raised: its status and message, JSON-RPC %#", (status, message, code, rpcStatus) => {
+    const refusal = hostRefusal(status, message);
+    expect(toJsonRpcErrorObject(refusal)).toEqual({ code, message });
+    expect(jsonRpcHttpStatus(refusal)).toEqual({ status, headers: {} });
+    expect(toRestError(refusal)).toEqual({ status, body: { error: { code: status, status: rpcStatus, message, details: [] } } });
   });
 
   it('hides an unexpected error behind -32603 / 500 "Internal error", without message or stack', () => {

@@ -70,17 +70,17 @@ export class A2aHttpError extends Error {
 }
 
 /**
- * JSON-RPC code of a failed authentication. A2A 1.0 leaves it to the implementation ("JSON-RPC
- * custom error"); -32000 is the first implementation-defined server error, outside the range
- * A2A keeps for its own errors (-32001 to -32099).
+ * JSON-RPC code of a failed authentication or authorization. A2A 1.0 leaves both to the
+ * implementation ("JSON-RPC custom error"); -32000 is the first implementation-defined server
+ * error, outside the range A2A keeps for its own errors (-32001 to -32099).
  */
-export const UNAUTHENTICATED_JSON_RPC_CODE = -32000;
+export const AUTH_JSON_RPC_CODE = -32000;
 
 export const authenticationRequired = (message: string, challenges: string[]): A2aHttpError =>
   new A2aHttpError(
     401,
     'UNAUTHENTICATED',
-    UNAUTHENTICATED_JSON_RPC_CODE,
+    AUTH_JSON_RPC_CODE,
     message,
     [{ '@type': ERROR_INFO_TYPE, reason: 'UNAUTHENTICATED', domain: 'toolstream', metadata: {} }],
     { 'WWW-Authenticate': challenges.join(', ') },
@@ -119,6 +119,35 @@ export const bodyTimedOut = (timeoutMs: number): A2aHttpError =>
 
 export const bodyUnreadable = (httpStatus: 400 | 415, detail: string): A2aHttpError =>
   new A2aHttpError(httpStatus, 'INVALID_ARGUMENT', -32600, `The request body could not be read: ${echo(detail)}`);
+
+/** google.rpc.Code names of the HTTP statuses, as google.rpc maps them (code.proto). */
+const RPC_STATUS_OF_HTTP: Readonly<Record<number, string>> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  412: 'FAILED_PRECONDITION',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  501: 'UNIMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/**
+ * A refusal by the host's own code around toolstream's routes (a global guard's 403, a
+ * throttler's 429, Nest's 404 for an unknown path) in both bindings' shape: its HTTP status and
+ * message kept (headers the host set on the response stay too), not logged as a failure.
+ * JSON-RPC code: -32000 for 401 and 403, the custom error A2A 1.0 (section 3.3.2) names for
+ * authentication and authorization errors; -32603 for 429 and 5xx, as toolstream's own limits
+ * and unavailability; -32600 for any other 4xx.
+ */
+export function hostRefusal(httpStatus: number, message: string): A2aHttpError {
+  const rpcStatus = RPC_STATUS_OF_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
+  const jsonRpcCode = httpStatus === 401 || httpStatus === 403 ? AUTH_JSON_RPC_CODE : httpStatus === 429 || httpStatus >= 500 ? -32603 : -32600;
+  return new A2aHttpError(httpStatus, rpcStatus, jsonRpcCode, message);
+}
 
 /** The HTTP status a JSON-RPC error goes out with: that of an A2aHttpError, else 200. */
 export function jsonRpcHttpStatus(err: unknown): { status: number; headers: Record<string, string> } {

@@ -1,6 +1,6 @@
-import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { isKnownError, jsonRpcHttpStatus, toJsonRpcErrorObject } from './a2a-errors';
+import { hostRefusal, isKnownError, jsonRpcHttpStatus, toJsonRpcErrorObject } from './a2a-errors';
 import type { JsonRpcId } from './sse-framing';
 
 /** The request's id when the body has a usable one; else null, as JSON-RPC 2.0 says. */
@@ -12,12 +12,15 @@ export function requestId(body: unknown): JsonRpcId {
 /**
  * Errors raised before the JSON-RPC handler runs (its guards: drain, authentication) as JSON-RPC
  * error responses with the error's HTTP status (401, 503) and headers; the handler catches its own.
+ * A host's own refusals on the route (its global guards and interceptors throw Nest's
+ * HttpException: 403, 429...) keep their status and message (see hostRefusal).
  */
 @Catch()
 export class JsonRpcExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(JsonRpcExceptionFilter.name);
 
-  catch(exception: unknown, host: ArgumentsHost): void {
+  catch(caught: unknown, host: ArgumentsHost): void {
+    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message) : caught;
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {

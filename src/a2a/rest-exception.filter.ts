@@ -1,7 +1,7 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { A2A_JSON_CONTENT_TYPE } from './a2a.constants';
-import { A2aHttpError, isKnownError, toRestError } from './a2a-errors';
+import { A2aHttpError, hostRefusal, isKnownError, toRestError } from './a2a-errors';
 
 /**
  * HTTP+JSON errors as A2A 1.0 section 11.6 has them: the status of the spec's table and a
@@ -13,17 +13,12 @@ import { A2aHttpError, isKnownError, toRestError } from './a2a-errors';
 export class RestExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(RestExceptionFilter.name);
 
-  catch(exception: unknown, host: ArgumentsHost): void {
+  catch(caught: unknown, host: ArgumentsHost): void {
+    // Nest's own (an unknown path's 404) and the host's refusals (a global guard's 403, a throttler's 429).
+    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message) : caught;
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {
       res.end();
-      return;
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      res.status(status).type(A2A_JSON_CONTENT_TYPE).send(
-        JSON.stringify({ error: { code: status, status: status === 404 ? 'NOT_FOUND' : 'INVALID_ARGUMENT', message: exception.message, details: [] } }),
-      );
       return;
     }
     if (!isKnownError(exception)) {
