@@ -387,8 +387,24 @@ function roomFor(length: number): number {
 }
 
 /** The id part of a frame at `start` in `json` whose id is in it (idInFrame). */
-function idFromFrame(json: string, start: number): string {
-  return json.slice(start + FRAME_ID_AT, stringEnd(json, start + FRAME_ID_AT));
+export function idFromFrame(json: string, start = 0): string {
+  return json.slice(start + FRAME_ID_AT, idEndInFrame(json, start));
+}
+
+/** Where the id part of a frame at `start` in `json` whose id is in it (idInFrame) ends. */
+export function idEndInFrame(json: string, start = 0): number {
+  return stringEnd(json, start + FRAME_ID_AT);
+}
+
+/** Where a tool frame's id part starts in its JSON (when it is in it: idInFrame). */
+export const FRAME_ID_START = FRAME_ID_AT;
+
+/**
+ * Whether a tool frame's JSON names `id` first as the whole text of its tool call id (an id
+ * JSON does not escape: it reads back from the frame, idFromFrame). Compares in place: no string made.
+ */
+export function frameNamesId(frameJson: string, id: string): boolean {
+  return frameJson.startsWith(FRAME_ID_OPENING) && frameJson.startsWith(id, FRAME_ID_AT) && frameJson.charCodeAt(FRAME_ID_AT + id.length) === 0x22;
 }
 
 /** The index in `pairs` (index, value, index, value…, by index) of the value for `index`. */

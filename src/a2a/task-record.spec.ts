@@ -504,8 +504,10 @@ describe('TaskRecord', () => {
     );
   });
 
-  it('keeps the artifacts a naive model of open and newest finished tools keeps, in order, whatever the frames\' order', () => {
-    const frame = fc.record({ tool: fc.integer({ min: 0, max: 4 }), phase: fc.constantFrom('started' as const, 'completed' as const, 'failed' as const), n: fc.nat(1_000) });
+  it('keeps the artifacts a naive model of open and newest finished tools keeps, in order, whatever the frames\' order (ids JSON escapes, ids that begin others)', () => {
+    // Ids one of which begins another, and ids JSON escapes (a finished entry keeps those, and reads the others from its frame).
+    const ids = ['t0', 't0x', 't1', 'q"x', 'd\\e'];
+    const frame = fc.record({ tool: fc.integer({ min: 0, max: ids.length - 1 }), phase: fc.constantFrom('started' as const, 'completed' as const, 'failed' as const), n: fc.nat(1_000) });
     fc.assert(
       fc.property(fc.array(frame, { maxLength: 60 }), fc.integer({ min: 0, max: 3 }), (frames, maxFinishedTools) => {
         const task = newTask(1_000, maxFinishedTools);
@@ -513,7 +515,7 @@ describe('TaskRecord', () => {
         const model = new Map<string, ToolCallArtifactData>();
         let finished: string[] = [];
         for (const { tool, phase, n } of frames) {
-          const id = `t${tool}`;
+          const id = ids[tool];
           const f: ToolCallArtifactData =
             phase === 'started' ? { toolCallId: id, name: 'x', phase, args: { n } } : phase === 'completed' ? { toolCallId: id, name: 'x', phase, result: n } : { toolCallId: id, name: 'x', phase, error: `e${n}` };
           task.toolFrame(f);
@@ -550,6 +552,29 @@ describe('TaskRecord', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('keeps a finished tool\'s id only when its frame\'s JSON does not give it back, and finds it either way', () => {
+    const task = newTask(100, 10);
+    // Ids made at run time, as a model's are: strings of their own, which a kept entry would keep alive.
+    const plain = ['call', String(1)].join('_');
+    const escaped = ['q"', 'x'].join('');
+    task.toolFrame({ toolCallId: plain, name: 'x', phase: 'started' });
+    task.toolFrame({ toolCallId: plain, name: 'x', phase: 'completed', result: 1 });
+    task.toolFrame({ toolCallId: escaped, name: 'x', phase: 'completed', result: 2 });
+    const chunk = (task as unknown as { finished: unknown[][] }).finished[0];
+    // Strings other than the frames' JSON: only the id JSON escapes.
+    expect(chunk.filter((slot) => typeof slot === 'string' && !slot.startsWith('{'))).toEqual([escaped]);
+    // Found by id: finishing again replaces each, opening again takes it out of the finished ones.
+    task.toolFrame({ toolCallId: 'call_1', name: 'x', phase: 'failed', error: 'again' });
+    task.toolFrame({ toolCallId: 'q"x', name: 'x', phase: 'started' });
+    expect(task.snapshot().artifacts.map((a) => parseToolCall(a.parts))).toEqual([
+      expect.objectContaining({ toolCallId: 'call_1', phase: 'failed', error: 'again' }),
+      expect.objectContaining({ toolCallId: 'q"x', phase: 'started' }),
+    ]);
+    const events = task.snapshotArtifacts() as ToolFrameEvent[];
+    expect(events.map((e) => JSON.parse(e.json).artifactUpdate.artifact.artifactId)).toEqual(['tool-call-call_1', 'tool-call-q"x']);
+    expect(task.bytes).toBe(task.log.bytes + events.reduce((sum, e) => sum + e.json.length, 0));
   });
 
   it('keeps a finished tool whose events left the log (its latest frame is kept with it)', () => {

@@ -8,7 +8,20 @@ import {
 import { randomBytes } from 'node:crypto';
 import { isoTime } from '../common/iso-time';
 import { EventLog } from './event-log';
-import { TASK_EVENT_PACKING, TOOL_ARTIFACT_ID_PREFIX, TaskEvent, ToolFrameEvent, flat, toolCallIdText, toolFrameEventWeight, toolFrameHead } from './task-event';
+import {
+  FRAME_ID_START,
+  TASK_EVENT_PACKING,
+  TOOL_ARTIFACT_ID_PREFIX,
+  TaskEvent,
+  ToolFrameEvent,
+  flat,
+  frameNamesId,
+  idEndInFrame,
+  idFromFrame,
+  toolCallIdText,
+  toolFrameEventWeight,
+  toolFrameHead,
+} from './task-event';
 import type { TaskView, TaskWriter } from './store/task-store';
 
 /** An opaque id of the caller that created a task; `undefined` until authentication exists. */
@@ -184,7 +197,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   // late or settle callbacks needs none of them, and 10,000 finished tasks are kept by default.
   /**
    * The finished tools as they finished, oldest first, FINISHED_SLOTS slots each (its tool call
-   * id, its latest frame's JSON, its latest event's number and bits, where it first came) in
+   * id unless that frame's JSON gives it, its latest frame's JSON, its latest event's number and
+   * bits, where it first came) in
    * chunks made at their full size: a finished tool is no object of its own and no map entry, and
    * a running task (which at 1,000 streams is promoted with all it holds) keeps four slots per
    * finished tool, and no list or map table that is copied as it grows. An entry is its tool's
@@ -606,7 +620,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private openTool(id: string, found: KeptTool | number | undefined, first: number): KeptTool {
     const kept = new KeptTool(id, first);
     if (typeof found === 'number') {
-      this.unindex(id, found, -1);
+      this.unindex(hashOf(id), found, -1);
       this.staleFinished(found);
       this.finishedCount -= 1;
     }
@@ -627,21 +641,25 @@ export class TaskRecord implements TaskView, TaskWriter {
       if (found === this.soloOpen) this.soloOpen = undefined;
       else this.artifacts.delete(id);
     }
-    const pos = this.pushFinished(id, json, bits, first);
+    // Its id is kept only when its frame's JSON does not give it back (idInFrame): a tool call id
+    // is a string of its own, new with the frame, which a running task's entry would have the
+    // scavenges promote (at 1,000 streams, ~12 B per frame) and then drop as the task settles.
+    const named = typeof json === 'string' && bits % 4 < 2 && frameNamesId(json, id);
+    const pos = this.pushFinished(named ? ID_IN_FRAME : id, json, bits, first);
     if (typeof found === 'number') {
-      this.unindex(id, found, pos + 1);
+      this.unindex(hashOf(id), found, pos + 1);
       this.staleFinished(found);
     } else {
       this.finishedCount += 1;
-      this.index(id, pos);
+      this.index(hashOf(id), pos);
     }
     while (this.finishedCount > this.maxFinishedTools) this.dropOldestFinished();
     // The entries hold the kept finished tools and at most as many stale ones (plus a margin).
     if (this.finishedEnd - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
   }
 
-  /** Appends a finished entry; returns its position. */
-  private pushFinished(id: string, json: string | Artifact, bits: number, first: number): number {
+  /** Appends a finished entry (`id` its tool call id, or ID_IN_FRAME); returns its position. */
+  private pushFinished(id: string | number, json: string | Artifact, bits: number, first: number): number {
     const chunks = (this.finished ??= []);
     const pos = this.finishedEnd;
     const offset = pos - this.finishedBase;
@@ -665,11 +683,12 @@ export class TaskRecord implements TaskView, TaskWriter {
     const index = Math.floor(offset / FINISHED_CHUNK);
     const chunk = chunks[index];
     const at = (offset % FINISHED_CHUNK) * FINISHED_SLOTS;
-    const id = chunk[at];
+    const live = isLiveId(chunk[at]);
+    const hash = live ? entryHash(chunk, at) : 0;
     chunk[at] = chunk[at + 1] = chunk[at + 2] = chunk[at + 3] = 0;
     this.finishedHead = pos + 1;
-    if (typeof id === 'string') {
-      this.unindex(id, pos, -1);
+    if (live) {
+      this.unindex(hash, pos, -1);
       this.finishedCount -= 1;
     }
     if (at + FINISHED_SLOTS < chunk.length) return;
@@ -692,15 +711,15 @@ export class TaskRecord implements TaskView, TaskWriter {
     for (let pos = head; pos < end; pos++) {
       const chunk = chunks[Math.floor((pos - base) / FINISHED_CHUNK)];
       const at = ((pos - base) % FINISHED_CHUNK) * FINISHED_SLOTS;
-      const id = chunk[at];
-      if (typeof id === 'string') this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number, chunk[at + 3] as number);
+      const id = chunk[at] as string | number;
+      if (isLiveId(id)) this.pushFinished(id, chunk[at + 1] as string | Artifact, chunk[at + 2] as number, chunk[at + 3] as number);
     }
     this.buildIndex();
   }
 
   /** Whether the entry at this queued position is its tool's latest finish. */
   private isFinished(pos: number): boolean {
-    return typeof this.finishedChunk(pos)[this.finishedAt(pos)] === 'string';
+    return isLiveId(this.finishedChunk(pos)[this.finishedAt(pos)]);
   }
 
   /** Marks an entry stale (its tool finished or opened again), letting go of its JSON. */
@@ -723,27 +742,32 @@ export class TaskRecord implements TaskView, TaskWriter {
     for (let i = hashOf(id) & mask; ; i = (i + 1) & mask) {
       const slot = index[i];
       if (slot === 0) return -1;
-      if (slot > 0 && this.finishedChunk(slot - 1)[this.finishedAt(slot - 1)] === id) return slot - 1;
+      if (slot > 0) {
+        const chunk = this.finishedChunk(slot - 1);
+        const at = this.finishedAt(slot - 1);
+        const kept = chunk[at];
+        if (kept === id || (kept === ID_IN_FRAME && frameNamesId(chunk[at + 1] as string, id))) return slot - 1;
+      }
     }
   }
 
-  /** Indexes a new live entry (its tool has none yet). */
-  private index(id: string, pos: number): void {
+  /** Indexes a new live entry (its tool has none yet) by its id's hash. */
+  private index(hash: number, pos: number): void {
     const index = this.finishedIndex;
     // Built again (with it) before the used slots are half of the table: a probe always meets an empty one soon.
     if (index === undefined || 2 * (this.indexUsed + 1) > index.length) return this.buildIndex();
     const mask = index.length - 1;
-    let i = hashOf(id) & mask;
+    let i = hash & mask;
     while (index[i] > 0) i = (i + 1) & mask;
     if (index[i] === 0) this.indexUsed += 1;
     index[i] = pos + 1;
   }
 
-  /** Moves a tool's index slot from its entry at `pos` to `slot` (a position + 1), or removes it (-1). */
-  private unindex(id: string, pos: number, slot: number): void {
+  /** Moves a tool's index slot (its id's hash) from its entry at `pos` to `slot` (a position + 1), or removes it (-1). */
+  private unindex(hash: number, pos: number, slot: number): void {
     const index = this.finishedIndex as Float64Array;
     const mask = index.length - 1;
-    let i = hashOf(id) & mask;
+    let i = hash & mask;
     while (index[i] !== pos + 1) i = (i + 1) & mask;
     index[i] = slot;
   }
@@ -756,9 +780,10 @@ export class TaskRecord implements TaskView, TaskWriter {
     this.indexUsed = 0;
     const mask = size - 1;
     for (let pos = this.finishedHead; pos < this.finishedEnd; pos++) {
-      const id = this.finishedChunk(pos)[this.finishedAt(pos)];
-      if (typeof id !== 'string') continue;
-      let i = hashOf(id) & mask;
+      const chunk = this.finishedChunk(pos);
+      const at = this.finishedAt(pos);
+      if (!isLiveId(chunk[at])) continue;
+      let i = entryHash(chunk, at) & mask;
       while (index[i] !== 0) i = (i + 1) & mask;
       index[i] = pos + 1;
       this.indexUsed += 1;
@@ -780,7 +805,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     return placed.sort((a, b) => a.first - b.first).map((entry) => entry.artifact);
   }
 
-  /** The chunk holding a finished entry (finishedAt gives its first slot: its id, then its JSON and bits). */
+  /** The chunk holding a finished entry (finishedAt gives its first slot: its id or ID_IN_FRAME, then its JSON and bits). */
   private finishedChunk(pos: number): FinishedSlot[] {
     return (this.finished as FinishedSlot[][])[Math.floor((pos - this.finishedBase) / FINISHED_CHUNK)];
   }
@@ -796,9 +821,19 @@ export class TaskRecord implements TaskView, TaskWriter {
 
   /** Its events' id part (as KeptTool.idPart). */
   private finishedIdPart(pos: number): string {
-    const id = this.finishedChunk(pos)[this.finishedAt(pos)] as string;
-    const bits = this.finishedBits(pos);
-    return bits >= 0 && bits % 4 < 2 ? id : toolCallIdText(id);
+    const chunk = this.finishedChunk(pos);
+    const at = this.finishedAt(pos);
+    const id = chunk[at];
+    if (id === ID_IN_FRAME) return idFromFrame(chunk[at + 1] as string);
+    const bits = chunk[at + 2] as number;
+    return bits >= 0 && bits % 4 < 2 ? (id as string) : toolCallIdText(id as string);
+  }
+
+  /** The length of its events' id part (finishedIdPart's), without making it. */
+  private finishedIdPartLength(pos: number): number {
+    const chunk = this.finishedChunk(pos);
+    const at = this.finishedAt(pos);
+    return chunk[at] === ID_IN_FRAME ? idEndInFrame(chunk[at + 1] as string) - FRAME_ID_START : this.finishedIdPart(pos).length;
   }
 
   /** Its latest event's number; undefined for a restored one. */
@@ -826,7 +861,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const bits = this.finishedBits(pos);
     if (bits < 0 || this.toolEventHead === undefined) return 0;
     const json = this.finishedChunk(pos)[this.finishedAt(pos) + 1] as string;
-    return toolFrameEventWeight(this.toolEventHead, this.finishedIdPart(pos).length + json.length, bits % 2 === 1);
+    return toolFrameEventWeight(this.toolEventHead, this.finishedIdPartLength(pos) + json.length, bits % 2 === 1);
   }
 
   private trim(): void {
@@ -1063,8 +1098,27 @@ class KeptTool {
 
 /** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, or a number. */
 type FinishedSlot = string | Artifact | number;
-/** Slots per finished tool: its tool call id (0 once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits), where it first came. */
+/**
+ * Slots per finished tool: its tool call id (ID_IN_FRAME when its frame's JSON gives it back, 0
+ * once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits),
+ * where it first came.
+ */
 const FINISHED_SLOTS = 4;
+/** A finished entry's id slot when the tool call id is its frame's (frameNamesId): the id is read from the JSON, not kept. */
+const ID_IN_FRAME = 1;
+
+/** Whether a finished entry's id slot is a live entry's (its id, or ID_IN_FRAME), not a stale or dropped one's (0). */
+function isLiveId(slot: FinishedSlot | undefined): boolean {
+  return typeof slot === 'string' || slot === ID_IN_FRAME;
+}
+
+/** The hash of a live finished entry's tool call id (hashOf), read from its frame's JSON when it is not kept. */
+function entryHash(chunk: readonly FinishedSlot[], at: number): number {
+  const id = chunk[at];
+  if (typeof id === 'string') return hashOf(id);
+  const json = chunk[at + 1] as string;
+  return hashOf(json, FRAME_ID_START, idEndInFrame(json));
+}
 
 /**
  * The finished tools' index's seed, drawn once per process: tool call ids come from models and
@@ -1079,9 +1133,9 @@ const HASH_SEED = randomBytes(4).readUInt32LE(0);
  * bits depend only on the low bits of the characters (ids differing only in their characters'
  * high bits would share a slot, whatever the seed); the finaliser mixes every bit into them.
  */
-function hashOf(id: string): number {
+function hashOf(id: string, from = 0, to = id.length): number {
   let hash = HASH_SEED;
-  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
   return (hash ^ (hash >>> 16)) >>> 0;
