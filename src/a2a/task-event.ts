@@ -345,6 +345,9 @@ function stringEnd(json: string, from: number): number {
  * block keeps the frame only: the id's characters once, and no slot or length for them.
  */
 function idInFrame(idPart: string, frameJson: string): boolean {
+  // Most id parts have nothing escaped: compared in place (frameNamesId, about half the time of
+  // the two startsWith and the scan); one with escapes is checked the slower way.
+  if (frameNamesId(frameJson, idPart)) return true;
   return frameJson.startsWith(FRAME_ID_OPENING) && frameJson.startsWith(idPart, FRAME_ID_AT) && stringEnd(frameJson, FRAME_ID_AT) === FRAME_ID_AT + idPart.length;
 }
 
@@ -400,11 +403,20 @@ export function idEndInFrame(json: string, start = 0): number {
 export const FRAME_ID_START = FRAME_ID_AT;
 
 /**
- * Whether a tool frame's JSON names `id` first as the whole text of its tool call id (an id
- * JSON does not escape: it reads back from the frame, idFromFrame). Compares in place: no string made.
+ * Whether `id` is the whole text of the JSON string at FRAME_ID_START of a tool frame's JSON
+ * (where a frame names its tool call id first), with nothing JSON escapes in it: then the id
+ * reads back from the frame (idFromFrame, idEndInFrame). A quote or backslash in that text
+ * never matches (an id holding `","` would otherwise match the start of another id's frame).
+ * Compares in place, character by character (no string made; `startsWith` at an offset costs
+ * about three times as much here).
  */
 export function frameNamesId(frameJson: string, id: string): boolean {
-  return frameJson.startsWith(FRAME_ID_OPENING) && frameJson.startsWith(id, FRAME_ID_AT) && frameJson.charCodeAt(FRAME_ID_AT + id.length) === 0x22;
+  if (frameJson.charCodeAt(FRAME_ID_AT + id.length) !== 0x22) return false;
+  for (let i = 0; i < id.length; i++) {
+    const c = frameJson.charCodeAt(FRAME_ID_AT + i);
+    if (c !== id.charCodeAt(i) || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
 }
 
 /** The index in `pairs` (index, value, index, value…, by index) of the value for `index`. */

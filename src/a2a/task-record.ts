@@ -208,8 +208,8 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finished?: (FinishedSlot[] | undefined)[];
   /**
    * The live finished entries by tool call id: a hash table (open addressing, linear probing) of
-   * positions + 1 (0 an empty slot, -1 a removed one), in a typed array (outside the JS heap once
-   * past 8 slots: the scavenges do not copy it).
+   * positions + 1, each with its id's tag (see indexSlot; 0 an empty slot, -1 a removed one), in
+   * a typed array (outside the JS heap once past 8 slots: the scavenges do not copy it).
    */
   private finishedIndex?: Float64Array;
   /** The index's slots that are not empty (live and removed ones): it is built again before they are half of it. */
@@ -644,21 +644,23 @@ export class TaskRecord implements TaskView, TaskWriter {
     // Its id is kept only when its frame's JSON does not give it back (idInFrame): a tool call id
     // is a string of its own, new with the frame, which a running task's entry would have the
     // scavenges promote (at 1,000 streams, ~12 B per frame) and then drop as the task settles.
+    // Its id's hash is kept in its place (a small integer: no object), for the index.
+    const hash = hashOf(id);
     const named = typeof json === 'string' && bits % 4 < 2 && frameNamesId(json, id);
-    const pos = this.pushFinished(named ? ID_IN_FRAME : id, json, bits, first);
+    const pos = this.pushFinished(named ? hash + 1 : id, json, bits, first);
     if (typeof found === 'number') {
-      this.unindex(hashOf(id), found, pos + 1);
+      this.unindex(hash, found, pos);
       this.staleFinished(found);
     } else {
       this.finishedCount += 1;
-      this.index(hashOf(id), pos);
+      this.index(hash, pos);
     }
     while (this.finishedCount > this.maxFinishedTools) this.dropOldestFinished();
     // The entries hold the kept finished tools and at most as many stale ones (plus a margin).
     if (this.finishedEnd - this.finishedHead > 2 * this.finishedCount + 64) this.compactFinished();
   }
 
-  /** Appends a finished entry (`id` its tool call id, or ID_IN_FRAME); returns its position. */
+  /** Appends a finished entry (`id` its tool call id, or its hash + 1 when its frame's JSON gives it: see FINISHED_SLOTS); returns its position. */
   private pushFinished(id: string | number, json: string | Artifact, bits: number, first: number): number {
     const chunks = (this.finished ??= []);
     const pos = this.finishedEnd;
@@ -739,14 +741,18 @@ export class TaskRecord implements TaskView, TaskWriter {
     const index = this.finishedIndex;
     if (index === undefined) return -1;
     const mask = index.length - 1;
-    for (let i = hashOf(id) & mask; ; i = (i + 1) & mask) {
+    const hash = hashOf(id);
+    const tag = hash >>> TAG_SHIFT;
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
       const slot = index[i];
       if (slot === 0) return -1;
-      if (slot > 0) {
-        const chunk = this.finishedChunk(slot - 1);
-        const at = this.finishedAt(slot - 1);
+      // Another id's entry is told apart by its tag, mostly: its chunk and JSON are not read.
+      if (slot > 0 && Math.floor(slot / TAG_UNIT) === tag) {
+        const pos = (slot % TAG_UNIT) - 1;
+        const chunk = this.finishedChunk(pos);
+        const at = this.finishedAt(pos);
         const kept = chunk[at];
-        if (kept === id || (kept === ID_IN_FRAME && frameNamesId(chunk[at + 1] as string, id))) return slot - 1;
+        if (kept === id || (kept === hash + 1 && frameNamesId(chunk[at + 1] as string, id))) return pos;
       }
     }
   }
@@ -760,16 +766,17 @@ export class TaskRecord implements TaskView, TaskWriter {
     let i = hash & mask;
     while (index[i] > 0) i = (i + 1) & mask;
     if (index[i] === 0) this.indexUsed += 1;
-    index[i] = pos + 1;
+    index[i] = indexSlot(hash, pos);
   }
 
-  /** Moves a tool's index slot (its id's hash) from its entry at `pos` to `slot` (a position + 1), or removes it (-1). */
-  private unindex(hash: number, pos: number, slot: number): void {
+  /** Moves a tool's index slot (its id's hash) from its entry at `pos` to the one at `to`, or removes it (`to` -1). */
+  private unindex(hash: number, pos: number, to: number): void {
     const index = this.finishedIndex as Float64Array;
     const mask = index.length - 1;
+    const slot = indexSlot(hash, pos);
     let i = hash & mask;
-    while (index[i] !== pos + 1) i = (i + 1) & mask;
-    index[i] = slot;
+    while (index[i] !== slot) i = (i + 1) & mask;
+    index[i] = to < 0 ? -1 : indexSlot(hash, to);
   }
 
   /** The index of the live entries, at most a quarter full. */
@@ -783,9 +790,10 @@ export class TaskRecord implements TaskView, TaskWriter {
       const chunk = this.finishedChunk(pos);
       const at = this.finishedAt(pos);
       if (!isLiveId(chunk[at])) continue;
-      let i = entryHash(chunk, at) & mask;
+      const hash = entryHash(chunk, at);
+      let i = hash & mask;
       while (index[i] !== 0) i = (i + 1) & mask;
-      index[i] = pos + 1;
+      index[i] = indexSlot(hash, pos);
       this.indexUsed += 1;
     }
   }
@@ -805,7 +813,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     return placed.sort((a, b) => a.first - b.first).map((entry) => entry.artifact);
   }
 
-  /** The chunk holding a finished entry (finishedAt gives its first slot: its id or ID_IN_FRAME, then its JSON and bits). */
+  /** The chunk holding a finished entry (finishedAt gives its first slot: its id or its id's hash + 1, then its JSON and bits). */
   private finishedChunk(pos: number): FinishedSlot[] {
     return (this.finished as FinishedSlot[][])[Math.floor((pos - this.finishedBase) / FINISHED_CHUNK)];
   }
@@ -824,7 +832,7 @@ export class TaskRecord implements TaskView, TaskWriter {
     const chunk = this.finishedChunk(pos);
     const at = this.finishedAt(pos);
     const id = chunk[at];
-    if (id === ID_IN_FRAME) return idFromFrame(chunk[at + 1] as string);
+    if (typeof id === 'number') return idFromFrame(chunk[at + 1] as string);
     const bits = chunk[at + 2] as number;
     return bits >= 0 && bits % 4 < 2 ? (id as string) : toolCallIdText(id as string);
   }
@@ -833,7 +841,7 @@ export class TaskRecord implements TaskView, TaskWriter {
   private finishedIdPartLength(pos: number): number {
     const chunk = this.finishedChunk(pos);
     const at = this.finishedAt(pos);
-    return chunk[at] === ID_IN_FRAME ? idEndInFrame(chunk[at + 1] as string) - FRAME_ID_START : this.finishedIdPart(pos).length;
+    return typeof chunk[at] === 'number' ? idEndInFrame(chunk[at + 1] as string) - FRAME_ID_START : this.finishedIdPart(pos).length;
   }
 
   /** Its latest event's number; undefined for a restored one. */
@@ -1099,25 +1107,22 @@ class KeptTool {
 /** A slot of the finished chunks: a tool call id, a frame's JSON or a restored artifact, or a number. */
 type FinishedSlot = string | Artifact | number;
 /**
- * Slots per finished tool: its tool call id (ID_IN_FRAME when its frame's JSON gives it back, 0
- * once stale), its latest frame's JSON (a restored one's artifact), its bits (see finishedBits),
- * where it first came.
+ * Slots per finished tool: its tool call id, or, when its frame's JSON gives the id back
+ * (frameNamesId: the id is read from the JSON, not kept), that id's hash + 1 (a small integer);
+ * 0 once stale. Then its latest frame's JSON (a restored one's artifact), its bits (see
+ * finishedBits), where it first came.
  */
 const FINISHED_SLOTS = 4;
-/** A finished entry's id slot when the tool call id is its frame's (frameNamesId): the id is read from the JSON, not kept. */
-const ID_IN_FRAME = 1;
 
-/** Whether a finished entry's id slot is a live entry's (its id, or ID_IN_FRAME), not a stale or dropped one's (0). */
+/** Whether a finished entry's id slot is a live entry's (its id, or its id's hash + 1), not a stale or dropped one's (0). */
 function isLiveId(slot: FinishedSlot | undefined): boolean {
-  return typeof slot === 'string' || slot === ID_IN_FRAME;
+  return typeof slot === 'string' || (typeof slot === 'number' && slot > 0);
 }
 
-/** The hash of a live finished entry's tool call id (hashOf), read from its frame's JSON when it is not kept. */
+/** The hash of a live finished entry's tool call id (hashOf): kept in its id slot when the id is not. */
 function entryHash(chunk: readonly FinishedSlot[], at: number): number {
   const id = chunk[at];
-  if (typeof id === 'string') return hashOf(id);
-  const json = chunk[at + 1] as string;
-  return hashOf(json, FRAME_ID_START, idEndInFrame(json));
+  return typeof id === 'string' ? hashOf(id) : (id as number) - 1;
 }
 
 /**
@@ -1133,13 +1138,23 @@ const HASH_SEED = randomBytes(4).readUInt32LE(0);
  * bits depend only on the low bits of the characters (ids differing only in their characters'
  * high bits would share a slot, whatever the seed); the finaliser mixes every bit into them.
  */
-function hashOf(id: string, from = 0, to = id.length): number {
+function hashOf(id: string): number {
   let hash = HASH_SEED;
-  for (let i = from; i < to; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
   hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
   hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
-  return (hash ^ (hash >>> 16)) >>> 0;
+  // 29 bits: + 1, still a small integer (V8 keeps up to 2^30 - 1 unboxed), which a finished entry keeps in place of an id (see FINISHED_SLOTS).
+  return (hash ^ (hash >>> 16)) >>> 3;
 }
+
+/** A finished entry's index slot: its position + 1, and above it its id's hash's high bits (a lookup reads no other id's entry). */
+function indexSlot(hash: number, pos: number): number {
+  return (hash >>> TAG_SHIFT) * TAG_UNIT + pos + 1;
+}
+/** The index slot's unit of the tag (positions + 1 below it: a task finishes fewer than 2^32 tools), and the hash bits the tag drops (exact in a double: 17 + 32 bits). */
+const TAG_UNIT = 2 ** 32;
+const TAG_SHIFT = 12;
+
 /** Finished tools per chunk. */
 const FINISHED_CHUNK = 32;
 
