@@ -8,6 +8,7 @@
  */
 import {
   HttpException,
+  ValidationPipe,
   HttpStatus,
   Injectable,
   Module,
@@ -91,6 +92,8 @@ describe("a host's global guards and interceptors on the JSON-RPC route (e2e)", 
     app = moduleRef.createNestApplication({ logger: ['error', 'warn'], forceCloseConnections: true });
     app.useGlobalGuards(new AppGuard());
     app.useGlobalInterceptors(new AppInterceptor());
+    // A strict global ValidationPipe, as many hosts have: it must neither refuse nor strip A2A's fields.
+    app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();
     worker = new ScriptedWorker(app.get(AgentBus), (run) => run.reply('done')).start();
@@ -130,6 +133,24 @@ describe("a host's global guards and interceptors on the JSON-RPC route (e2e)", 
       'provided interceptor A2aJsonRpcController.handle POST /a2a',
       'app interceptor A2aJsonRpcController.handle POST /a2a',
     ]);
+  });
+
+  it("a host's strict global ValidationPipe keeps every field of a message, on both bindings", async () => {
+    const message = wireMessage('hello', { parts: [{ text: 'hello', metadata: { part: 1 } }], metadata: { keep: 'me', nested: { x: 1 } }, extensions: ['urn:example:ext'] });
+    const sent = { messageId: message.messageId, parts: message.parts, metadata: message.metadata, extensions: message.extensions };
+    const streamed = (await collect(await rpc(base, 'SendStreamingMessage', { message }))).map(dataOf);
+    expect(streamed[0]).toMatchObject({ result: { task: { history: [sent] } } });
+    const rest = await fetch(`${base}/message:send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify({ message: { ...message, messageId: 'rest-1' }, metadata: { top: 1 } }),
+    });
+    expect(rest.status).toBe(200);
+    const { task } = (await rest.json()) as { task: { history: unknown[] } };
+    expect(task.history[0]).toMatchObject({ ...sent, messageId: 'rest-1' });
+    const listed = await fetch(`${base}/tasks?pageSize=5&historyLength=1`, { headers: { 'A2A-Version': '1.0' } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { tasks: unknown[] }).tasks.length).toBeGreaterThan(0);
   });
 
   it("a guard's refusal stops the call: no task is started, no interceptor runs, its 403 is kept", async () => {

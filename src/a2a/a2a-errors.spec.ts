@@ -78,6 +78,14 @@ describe('A2A errors on the wire', () => {
     expect(toRestError(refusal)).toEqual({ status, body: { error: { code: status, status: rpcStatus, message, details: [] } } });
   });
 
+  it("takes a host's refusal's detail from its response body, as Nest's exceptions keep it", () => {
+    const violations = { statusCode: 400, error: 'Bad Request', message: ['name must be a string', 'age must be a number'] };
+    expect(hostRefusal(400, 'Bad Request Exception', violations).message).toBe('name must be a string; age must be a number');
+    expect(hostRefusal(403, 'Forbidden', { statusCode: 403, message: 'Not your task' }).message).toBe('Not your task');
+    expect(hostRefusal(403, 'Forbidden resource', 'Forbidden resource').message).toBe('Forbidden resource');
+    expect(hostRefusal(400, 'Bad Request Exception', { message: [1, 2] }).message).toBe('Bad Request Exception');
+  });
+
   it('hides an unexpected error behind -32603 / 500 "Internal error", without message or stack', () => {
     const bug = new TypeError('cannot read properties of undefined (secret path /srv/app)');
     expect(toJsonRpcErrorObject(bug)).toEqual({ code: -32603, message: 'Internal error' });

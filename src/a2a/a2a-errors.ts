@@ -143,7 +143,12 @@ const RPC_STATUS_OF_HTTP: Readonly<Record<number, string>> = {
  * authentication and authorization errors; -32603 for 429 and 5xx, as toolstream's own limits
  * and unavailability; -32600 for any other 4xx.
  */
-export function hostRefusal(httpStatus: number, message: string): A2aHttpError {
+export function hostRefusal(httpStatus: number, message: string, response?: unknown): A2aHttpError {
+  // Nest's exceptions keep the detail in their response body (a ValidationPipe's list of
+  // violations), their message being then only "Bad Request Exception".
+  const detail = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : undefined;
+  if (typeof detail === 'string') message = detail;
+  else if (Array.isArray(detail) && detail.length > 0 && detail.every((d) => typeof d === 'string')) message = detail.join('; ');
   const rpcStatus = RPC_STATUS_OF_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
   const jsonRpcCode = httpStatus === 401 || httpStatus === 403 ? AUTH_JSON_RPC_CODE : httpStatus === 429 || httpStatus >= 500 ? -32603 : -32600;
   return new A2aHttpError(httpStatus, rpcStatus, jsonRpcCode, message);

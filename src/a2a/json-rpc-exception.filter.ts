@@ -20,7 +20,7 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(JsonRpcExceptionFilter.name);
 
   catch(caught: unknown, host: ArgumentsHost): void {
-    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message) : caught;
+    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message, caught.getResponse()) : caught;
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {

@@ -15,7 +15,7 @@ export class RestExceptionFilter implements ExceptionFilter {
 
   catch(caught: unknown, host: ArgumentsHost): void {
     // Nest's own (an unknown path's 404) and the host's refusals (a global guard's 403, a throttler's 429).
-    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message) : caught;
+    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message, caught.getResponse()) : caught;
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {
       res.end();
