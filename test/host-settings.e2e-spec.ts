@@ -30,7 +30,7 @@ import { Test } from '@nestjs/testing';
 import compression from 'compression';
 import type { Response as ExpressResponse } from 'express';
 import { map, type Observable } from 'rxjs';
-import { A2aModule, type A2aModuleOptions } from '../src/a2a';
+import { A2aModule, type A2aModuleExtras, type A2aModuleOptions } from '../src/a2a';
 import { AgentBus } from '../src/runtime';
 import { ScriptedBusModule } from './support/a2a-test-app';
 import { ScriptedWorker } from './support/scripted-worker';
@@ -79,7 +79,7 @@ interface Host {
 
 async function startHost(
   setup: (app: NestExpressApplication) => void,
-  options: A2aModuleOptions = { auth: false },
+  options: A2aModuleOptions & A2aModuleExtras = { auth: false },
   appOptions: NestApplicationOptions = {},
 ): Promise<Host> {
   @Module({ imports: [ScriptedBusModule, A2aModule.forRoot(options)], controllers: [OrdersController] })
@@ -161,8 +161,8 @@ const bare = (data: Record<string, unknown>): Record<string, unknown> => data;
  * What a client of every A2A endpoint sees: the card from its well-known URL, and each binding
  * at the URL the card names for it. `headers` go with every request (credentials, an Origin).
  */
-async function sweep(host: Host, headers: Record<string, string> = {}): Promise<{ rpcUrl: string; restUrl: string }> {
-  const cardResponse = await fetch(`${host.base}/.well-known/agent-card.json`, { headers });
+async function sweep(host: Host, headers: Record<string, string> = {}, mountedAt = host.base): Promise<{ rpcUrl: string; restUrl: string }> {
+  const cardResponse = await fetch(`${mountedAt}/.well-known/agent-card.json`, { headers });
   expect(cardResponse.status).toBe(200);
   const card = (await cardResponse.json()) as { name?: unknown; url?: unknown; supportedInterfaces?: { url: string; protocolBinding: string }[] };
   expect(card.name).toEqual(expect.any(String));
@@ -250,6 +250,17 @@ describe('a host with URI versioning (defaultVersion 1) (e2e)', () => {
     expect((await fetch(`${host.base}/v1/orders`)).status).toBe(200);
     const broken = await fetch(`${host.base}/a2a`, { method: 'POST', headers: A2A, body: '{"jsonrpc":' });
     expect(await broken.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+  });
+
+  it("A2aModule's path puts A2A beside the host's /v1 routes when wanted", async () => {
+    const v1 = await startHost((app) => app.enableVersioning({ type: VersioningType.URI, defaultVersion: '1' }), { auth: false, path: 'v1' });
+    try {
+      const { rpcUrl, restUrl } = await sweep(v1, {}, `${v1.base}/v1`);
+      expect([rpcUrl, restUrl]).toEqual([`${v1.base}/v1/a2a`, `${v1.base}/v1`]);
+      expect((await fetch(`${v1.base}/v1/orders`)).status).toBe(200);
+    } finally {
+      await stop(v1);
+    }
   });
 });
 
