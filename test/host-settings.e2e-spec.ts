@@ -16,6 +16,7 @@ import {
   HttpStatus,
   Injectable,
   Module,
+  RequestTimeoutException,
   VersioningType,
   type ArgumentsHost,
   type CallHandler,
@@ -29,12 +30,13 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import compression from 'compression';
 import type { Response as ExpressResponse } from 'express';
-import { map, type Observable } from 'rxjs';
+import { catchError, map, throwError, timeout, TimeoutError, type Observable } from 'rxjs';
 import { A2aModule, type A2aModuleExtras, type A2aModuleOptions } from '../src/a2a';
 import { AgentBus } from '../src/runtime';
 import { ScriptedBusModule } from './support/a2a-test-app';
+import { CaptureLogger } from './support/capture-logger';
 import { ScriptedWorker } from './support/scripted-worker';
-import { collect, dataOf, readSse, within, wireMessage, type SseMessage } from './support/sse';
+import { collect, dataOf, eventually, readSse, within, wireMessage, type SseMessage } from './support/sse';
 
 const KEY = 'host-settings-key-0123456789';
 
@@ -43,6 +45,19 @@ const KEY = 'host-settings-key-0123456789';
 class TransformInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(map((data: unknown) => ({ data })));
+  }
+}
+
+/** Nest's documented TimeoutInterceptor: a handler not done within `ms` answers 408. */
+@Injectable()
+class TimeoutInterceptor implements NestInterceptor {
+  constructor(private readonly ms: number) {}
+
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      timeout(this.ms),
+      catchError((err: unknown) => throwError(() => (err instanceof TimeoutError ? new RequestTimeoutException() : err))),
+    );
   }
 }
 
@@ -213,6 +228,40 @@ describe('a host with a global response-mapping interceptor (TransformIntercepto
 
   it("still maps the host's own routes", async () => {
     expect(await (await fetch(`${host.base}/orders`)).json()).toEqual({ data: { orders: ['o-1'] } });
+  });
+});
+
+describe("a host with Nest's TimeoutInterceptor (200 ms) (e2e)", () => {
+  let host: Host;
+  const logger = new CaptureLogger();
+  beforeAll(async () => {
+    host = await startHost((app) => app.useGlobalInterceptors(new TimeoutInterceptor(200)), { auth: false }, { logger });
+  });
+  afterAll(() => stop(host));
+
+  it('does not cut streams that outlast it, on either binding', async () => {
+    const rpcStream = await rpcCall(`${host.base}/a2a`, 'SendStreamingMessage', { message: wireMessage('hello') });
+    const restStream = await restCall(`${host.base}/message:stream`, { message: wireMessage('hello') });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    host.release();
+    for (const [response, unwrap] of [[rpcStream, rpcResult], [restStream, bare]] as const) {
+      const results = (await collect(response)).filter((m) => m.data !== undefined).map((m) => unwrap(dataOf(m)));
+      expect(results[results.length - 1]).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } });
+    }
+  });
+
+  it("answers a blocking send that outlasts it with the host's 408 in each binding's shape, and the late answer is dropped with a warning, not an error", async () => {
+    const errorsBefore = logger.errors.length;
+    const rpcSent = rpcCall(`${host.base}/a2a`, 'SendMessage', { message: wireMessage('hello') });
+    const restSent = restCall(`${host.base}/message:send`, { message: wireMessage('hello') });
+    const [rpcAnswer, restAnswer] = await Promise.all([rpcSent, restSent]);
+    expect(rpcAnswer.status).toBe(408);
+    expect(await rpcAnswer.json()).toEqual({ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Request Timeout' } });
+    expect(restAnswer.status).toBe(408);
+    expect(await restAnswer.json()).toEqual({ error: { code: 408, status: 'DEADLINE_EXCEEDED', message: 'Request Timeout', details: [] } });
+    host.release();
+    await eventually(() => logger.lines.filter((l) => l.includes('not sent: the application had answered the request already (HTTP 408')).length === 2, 5_000, 'both late answers dropped');
+    expect(logger.errors.slice(errorsBefore)).toEqual([]);
   });
 });
 

@@ -68,6 +68,7 @@ describe('A2A errors on the wire', () => {
     [429, 'ThrottlerException: Too Many Requests', -32603, 'RESOURCE_EXHAUSTED'],
     [404, 'Cannot GET /nope', -32600, 'NOT_FOUND'],
     [400, 'Bad Request', -32600, 'INVALID_ARGUMENT'],
+    [408, 'Request Timeout', -32600, 'DEADLINE_EXCEEDED'],
     [418, "I'm a teapot", -32600, 'INVALID_ARGUMENT'],
     [503, 'Service Unavailable', -32603, 'UNAVAILABLE'],
     [500, 'Internal Server Error', -32603, 'INTERNAL'],

@@ -126,6 +126,9 @@ const RPC_STATUS_OF_HTTP: Readonly<Record<number, string>> = {
   401: 'UNAUTHENTICATED',
   403: 'PERMISSION_DENIED',
   404: 'NOT_FOUND',
+  // Not in code.proto's table: as toolstream's own 408 (bodyTimeoutMs) names it, so a host's
+  // TimeoutInterceptor's RequestTimeoutException reads as the deadline it is.
+  408: 'DEADLINE_EXCEEDED',
   409: 'ABORTED',
   412: 'FAILED_PRECONDITION',
   429: 'RESOURCE_EXHAUSTED',
@@ -152,6 +155,18 @@ export function hostRefusal(httpStatus: number, message: string, response?: unkn
   const rpcStatus = RPC_STATUS_OF_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
   const jsonRpcCode = httpStatus === 401 || httpStatus === 403 ? AUTH_JSON_RPC_CODE : httpStatus === 429 || httpStatus >= 500 ? -32603 : -32600;
   return new A2aHttpError(httpStatus, rpcStatus, jsonRpcCode, message);
+}
+
+/**
+ * Whether the application answered a call before its handler was done: a host's interceptor
+ * that times handlers out (Nest's TimeoutInterceptor: `timeout(ms)`, then a
+ * RequestTimeoutException its filter answers 408) answers a blocking send that outlasts it, and
+ * the handler's own answer then has nowhere to go. Said as a warning, naming the status sent.
+ */
+export function answeredByHost(response: { headersSent: boolean; statusCode: number }, logger: { warn(message: string): void }, what: string): boolean {
+  if (!response.headersSent) return false;
+  logger.warn(`${what} not sent: the application had answered the request already (HTTP ${response.statusCode}; an interceptor's timeout?)`);
+  return true;
 }
 
 /** The HTTP status a JSON-RPC error goes out with: that of an A2aHttpError, else 200. */

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { JSON_RPC_PATH, LAST_EVENT_ID_HEADER } from './a2a.constants';
 import { extensionHeaders, type A2aCallContext } from './a2a-call-context';
 import {
+  answeredByHost,
   invalidParams,
   invalidRequest,
   isKnownError,
@@ -127,8 +128,9 @@ export class A2aJsonRpcController {
       const ctx = this.a2a.negotiate(req);
       const outcome = this.dispatch(call, ctx, req, res);
       if (outcome instanceof Promise) {
-        const failed = (err: unknown): void => this.fail(res, id, err);
-        return outcome.then((answer) => this.answer(res, id, ctx, answer)).then(undefined, failed);
+        // A host's interceptor may have answered meanwhile (its timeout's 408): then nothing more is sent.
+        const failed = (err: unknown): void => void (answeredByHost(res, this.logger, 'JSON-RPC error') || this.fail(res, id, err));
+        return outcome.then((answer) => void (answeredByHost(res, this.logger, 'JSON-RPC answer') || this.answer(res, id, ctx, answer))).then(undefined, failed);
       }
       // A stream set up at once attaches once the microtasks queued meanwhile have run, as it did
       // after the awaits it no longer takes: a run that publishes a burst as it starts finds the

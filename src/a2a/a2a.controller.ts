@@ -10,6 +10,7 @@ import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/
 import { RestExceptionFilter } from './rest-exception.filter';
 import { CallContext, RestNegotiationGuard, TaskRequestParams } from './rest-negotiation.guard';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
+import { answeredByHost } from './a2a-errors';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 import { DrainGuard } from './shutdown/drain.guard';
 import { sendSseStream } from './sse-framing';
@@ -41,7 +42,7 @@ export class A2aController {
   async sendMessage(@CallContext() ctx: A2aCallContext, @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto, @Res() res: Response): Promise<void> {
     res.set(extensionHeaders(ctx));
     const task = await this.a2a.sendMessage(this.a2a.fromV1(body), ctx, res);
-    sendJson(res, SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } }));
+    if (!answeredByHost(res, this.logger, 'HTTP+JSON answer')) sendJson(res, SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } }));
   }
 
   @Post(REST_ROUTES.streamMessage)
