@@ -380,20 +380,29 @@ describe("a host's JSON body parser and maxBodyBytes (e2e)", () => {
     ['bodyParser: false', { bodyParser: false }, (): void => undefined],
     ["useBodyParser('json', { limit: '5mb' })", {}, (app: NestExpressApplication): void => void app.useBodyParser('json', { limit: '5mb' })],
   ] as const)('%s: a body over maxBodyBytes gets toolstream 413 naming maxBodyBytes, on both bindings', async (_name, appOptions, setup) => {
-    const host = await startHost(setup, { auth: false, maxBodyBytes: 20_000 }, appOptions);
+    const logger = new CaptureLogger();
+    const host = await startHost(setup, { auth: false, maxBodyBytes: 20_000 }, { ...appOptions, logger });
     try {
       expectRefused(await refusals(host.base), 'The request body exceeds the limit of 20000 bytes (maxBodyBytes)');
       expect((await rpcCall(`${host.base}/a2a`, 'SendMessage', small)).status).toBe(200);
       expect((await restCall(`${host.base}/message:send`, small)).status).toBe(200);
+      expect(logger.text()).not.toContain('JSON body parser');
     } finally {
       await stop(host);
     }
   });
 
   it("useBodyParser('json', { limit: '10kb' }) under maxBodyBytes: the host's limit, named as the application's, on both bindings", async () => {
-    const host = await startHost((app) => void app.useBodyParser('json', { limit: '10kb' }), { auth: false, maxBodyBytes: 20_000 });
+    const logger = new CaptureLogger();
+    const host = await startHost((app) => void app.useBodyParser('json', { limit: '10kb' }), { auth: false, maxBodyBytes: 20_000 }, { logger });
     try {
       expectRefused(await refusals(host.base), "The request body exceeds the limit of 10240 bytes (the application's JSON parser limit)");
+      // The host's setting caps what maxBodyBytes allows: said once (three refusals above), naming both.
+      expect(logger.lines.filter((line) => line.includes('JSON body parser'))).toEqual([
+        expect.stringContaining(
+          "the application's JSON body parser refused an A2A request at its limit of 10240 bytes, below maxBodyBytes (20000): A2A messages between the two are refused. Raise its limit (app.useBodyParser('json', { limit: 20000 })) or leave A2A bodies to A2aModule (NestFactory.create(AppModule, { bodyParser: false }))",
+        ),
+      ]);
       await sweep(host);
     } finally {
       await stop(host);

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ApplicationConfig } from '@nestjs/core/application-config';
 import type { NextFunction, Request, Response } from 'express';
-import { A2A_JSON_CONTENT_TYPE, JSON_RPC_PATH } from './a2a.constants';
+import { A2A_CONFIG, A2A_JSON_CONTENT_TYPE, JSON_RPC_PATH } from './a2a.constants';
+import type { A2aConfig } from './a2a.module-definition';
 import {
   A2aHttpError,
   bodyTooLarge,
@@ -83,11 +84,15 @@ const trimSlashes = (s: string | undefined): string => (s ?? '').replace(/^\/+|\
  */
 @Injectable()
 export class A2aPreRouteErrors {
+  private readonly logger = new Logger('A2aModule');
   private routes: { method: string; path: RegExp; binding: Binding }[] = [];
+  /** Whether the application's JSON parser was seen refusing an A2A body under maxBodyBytes (said once). */
+  private smallerParserSaid = false;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly appConfig: ApplicationConfig,
+    @Inject(A2A_CONFIG) private readonly config: Pick<A2aConfig, 'maxBodyBytes'>,
   ) {}
 
   /**
@@ -119,6 +124,7 @@ export class A2aPreRouteErrors {
     const binding = this.routes.find((r) => r.method === req.method && r.path.test(path))?.binding;
     const error = binding && asRequestError(err);
     if (!error) return false;
+    this.sayIfParserSmaller(err);
     if (binding === 'JSONRPC') {
       const { status, headers } = jsonRpcHttpStatus(error);
       res.status(status).set(headers).json({ jsonrpc: '2.0', id: requestId(req.body), error: toJsonRpcErrorObject(error) });
@@ -127,5 +133,22 @@ export class A2aPreRouteErrors {
       res.status(status).set(error instanceof A2aHttpError ? error.headers : {}).type(A2A_JSON_CONTENT_TYPE).send(JSON.stringify(body));
     }
     return true;
+  }
+
+  /**
+   * The application's own JSON parser reads A2A bodies before A2aModule does, so its limit
+   * (Nest's default parser: 100kb) caps them when it is under maxBodyBytes: the host's setting
+   * then refuses messages maxBodyBytes allows. Said once, as a warning naming both settings.
+   */
+  private sayIfParserSmaller(err: unknown): void {
+    if (this.smallerParserSaid) return;
+    const { type, limit } = err as BodyParserError;
+    if (type !== 'entity.too.large' || typeof limit !== 'number' || limit >= this.config.maxBodyBytes) return;
+    this.smallerParserSaid = true;
+    this.logger.warn(
+      `the application's JSON body parser refused an A2A request at its limit of ${limit} bytes, below maxBodyBytes (${this.config.maxBodyBytes}): ` +
+        `A2A messages between the two are refused. Raise its limit (app.useBodyParser('json', { limit: ${this.config.maxBodyBytes} })) ` +
+        `or leave A2A bodies to A2aModule (NestFactory.create(AppModule, { bodyParser: false }))`,
+    );
   }
 }
