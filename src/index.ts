@@ -9,6 +9,7 @@ export { ExtensionsModule, type ExtensionsModuleOptions } from './extensions/ext
 export { ExecutorModule } from './executor/executor.module';
 export { RuntimeModule } from './runtime/runtime.module';
 export { A2aModule } from './a2a/a2a.module';
+export { A2A_ROUTE, isA2aRoute } from './a2a/a2a-route';
 export { HealthModule } from './health/health.module';
 export { WebModule } from './web/web.module';
 

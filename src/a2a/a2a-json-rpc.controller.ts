@@ -1,4 +1,5 @@
 import { Controller, Logger, Post, Res, UseFilters, VERSION_NEUTRAL, type Type } from '@nestjs/common';
+import { A2aRoute } from './a2a-route';
 import { SendMessageResponse } from '@a2a-js/sdk';
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from '@a2a-js/sdk/compat/v0_3';
 import type { NextFunction, Request, Response } from 'express';
@@ -64,6 +65,7 @@ const LAST_EVENT_ID = LAST_EVENT_ID_HEADER.toLowerCase();
  * per request in an async proxy and a WeakSet entry behind an Express `use` layer.
  */
 @Controller({ version: VERSION_NEUTRAL })
+@A2aRoute()
 @UseFilters(JsonRpcExceptionFilter)
 export class A2aJsonRpcController {
   private readonly logger = new Logger(A2aJsonRpcController.name);

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Header, HttpCode, Logger, Post, Query, Res, UseFilters, UseGuards, Headers, VERSION_NEUTRAL } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Logger, Post, Query, RequestMethod, Res, Sse, UseFilters, UseGuards, Headers, VERSION_NEUTRAL, type MessageEvent } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { SendMessageResponse, Task } from '@a2a-js/sdk';
 import type { Response } from 'express';
 import { A2A_JSON_CONTENT_TYPE, LAST_EVENT_ID_HEADER, REST_ROUTES } from './a2a.constants';
@@ -13,26 +14,27 @@ import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { answeredByHost } from './a2a-errors';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
 import { DrainGuard } from './shutdown/drain.guard';
-import { sendSseStream } from './sse-framing';
+import { A2aRoute } from './a2a-route';
 
 const REST = { binding: 'rest' } as const;
 
 /**
- * The HTTP+JSON binding. Every handler answers through its response itself (@Res()), as the
- * JSON-RPC binding does, rather than returning its answer for Nest to send: a host's global
- * interceptor that maps handlers' results (the common TransformInterceptor's `{ data: ... }`)
- * then runs around these routes without rewriting A2A's bodies and frames. Its two streams write
- * the task's event pipeline as the JSON-RPC binding's do (sendSseStream): the task's progress and
- * toolframe topics as status updates (narration) and artifact updates (tool-call-v1 frames),
- * after the Task and up to the terminal status. VERSION_NEUTRAL: a host's URI versioning leaves
- * the routes where A2aModule mounts them (A2A versions itself: A2A-Version and the card).
+ * The HTTP+JSON binding. Its two streams are @Sse handlers returning the task's event pipeline:
+ * the task's progress and toolframe topics merged into status updates (narration) and artifact
+ * updates (tool-call-v1 frames), after the Task and up to the terminal status. As on any Nest
+ * route, a host's global interceptors run around them and see their Observable: one that maps
+ * results or times out (a TransformInterceptor, a TimeoutInterceptor) must let A2A's routes
+ * through (isA2aRoute). The unary handlers answer through their response (@Res()), as the
+ * JSON-RPC binding does, so a result-mapping interceptor cannot rewrite their bodies.
+ * VERSION_NEUTRAL: a host's URI versioning leaves the routes where A2aModule mounts them (A2A
+ * versions itself: A2A-Version and the card).
  */
 @Controller({ version: VERSION_NEUTRAL })
+@A2aRoute()
 @UseGuards(DrainGuard, A2aAuthGuard, RestNegotiationGuard)
 @UseFilters(RestExceptionFilter)
 export class A2aController {
   private readonly logger = new Logger(A2aController.name);
-  private readonly streamFailed = (err: unknown): void => this.logger.error(`stream failed: ${err instanceof Error ? err.message : String(err)}`);
 
   constructor(private readonly a2a: A2aService) {}
 
@@ -45,16 +47,16 @@ export class A2aController {
     if (!answeredByHost(res, this.logger, 'HTTP+JSON answer')) sendJson(res, SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } }));
   }
 
-  @Post(REST_ROUTES.streamMessage)
+  @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST })
   @HttpCode(200)
   async streamMessage(
     @CallContext() ctx: A2aCallContext,
     @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto,
     @Headers(LAST_EVENT_ID_HEADER) lastEventId: string | undefined,
-    @Res() res: Response,
-  ): Promise<void> {
-    const stream = await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res, lastEventId);
-    sendSseStream(res, stream.sse, extensionHeaders(ctx), this.streamFailed);
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Observable<MessageEvent>> {
+    res.set(extensionHeaders(ctx));
+    return (await this.a2a.streamMessage(this.a2a.fromV1(body), ctx, REST, res, lastEventId)).sse.messages();
   }
 
   @Get(REST_ROUTES.tasks)
@@ -76,16 +78,16 @@ export class A2aController {
     sendJson(res, Task.toJSON(await this.a2a.cancelTask(request, ctx)));
   }
 
-  @Post(REST_ROUTES.subscribeTask)
+  @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST })
   @HttpCode(200)
   async subscribeTask(
     @CallContext() ctx: A2aCallContext,
     @TaskRequestParams(A2aValidationPipe) request: TaskIdRequestDto,
     @Headers(LAST_EVENT_ID_HEADER) lastEventId: string | undefined,
-    @Res() res: Response,
-  ): Promise<void> {
-    const stream = await this.a2a.subscribe(request, lastEventId, ctx, REST, res);
-    sendSseStream(res, stream.sse, extensionHeaders(ctx), this.streamFailed);
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Observable<MessageEvent>> {
+    res.set(extensionHeaders(ctx));
+    return (await this.a2a.subscribe(request, lastEventId, ctx, REST, res)).sse.messages();
   }
 }
 

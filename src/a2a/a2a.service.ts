@@ -141,11 +141,11 @@ export class A2aService {
       let after: number | undefined = lastEventId === undefined ? 0 : parseLastEventId(lastEventId, task);
       // A finished task with nothing after: the Task as it is now.
       if (task.isTerminal && after >= task.lastSeq) after = undefined;
-      const pace = responsePace(response);
+      const pace = responsePace(response, framing);
       const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace });
       return { task, sse: this.frame(events, ctx, framing, response, pace) };
     }
-    const pace = responsePace(response);
+    const pace = responsePace(response, framing);
     const started = this.tasks.startStreaming(claimed.input, { toolFrames: ctx.toolFrames, pace });
     if (started instanceof Promise) return started.then((start) => this.streamStarted(start, ctx, framing, response, pace));
     return this.streamStarted(started, ctx, framing, response, pace);
@@ -204,7 +204,7 @@ export class A2aService {
         taskId: task.id,
       });
     }
-    const pace = responsePace(response);
+    const pace = responsePace(response, framing);
     const events = this.tasks.follow(task, { after, toolFrames: ctx.toolFrames, pace });
     return { task, sse: this.frame(events, ctx, framing, response, pace) };
   }
@@ -317,11 +317,42 @@ export class A2aService {
 }
 
 /**
- * An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on
- * drain. Both bindings write each event at once (ResponseWriter), so its buffer tells all.
+ * Events an @Sse stream takes per event-loop turn. Nest writes them to the response a tick
+ * later, so within a turn the response's buffer cannot say "wait"; without a cap a replayed
+ * backlog would pile up in Nest's queue, which drops the connection past 4 MB.
  */
-function responsePace(response: ServerResponse): StreamPace {
-  return new ResponseWriter(response);
+const SSE_EVENTS_PER_TURN = 32;
+
+/**
+ * An HTTP response's pace: busy while its buffer is over the high-water mark, ready again on
+ * drain. The HTTP+JSON binding's streams (Nest's @Sse) also take at most SSE_EVENTS_PER_TURN
+ * events per turn; the JSON-RPC binding writes each event at once, so its buffer tells all.
+ */
+function responsePace(response: ServerResponse, framing: StreamFraming): StreamPace {
+  // No count per turn, so no timer per turn either: every event of every stream passes here.
+  if (framing.binding === 'jsonrpc') return new ResponseWriter(response);
+  const whenReady = (callback: () => void): (() => void) => {
+    if (response.writableNeedDrain) {
+      response.once('drain', callback);
+      return () => response.off('drain', callback);
+    }
+    const next = setImmediate(callback);
+    return () => clearImmediate(next);
+  };
+  let taken = 0;
+  let turn: NodeJS.Immediate | undefined;
+  return {
+    ready: () => {
+      if (response.writableNeedDrain || taken >= SSE_EVENTS_PER_TURN) return false;
+      taken += 1;
+      turn ??= setImmediate(() => {
+        taken = 0;
+        turn = undefined;
+      });
+      return true;
+    },
+    whenReady,
+  };
 }
 
 function messageRequired(): never {

@@ -1,4 +1,5 @@
 import { Controller, Get, Header, Res, VERSION_NEUTRAL } from '@nestjs/common';
+import { A2aRoute } from './a2a-route';
 import type { Response } from 'express';
 import { AGENT_CARD_WELL_KNOWN_PATH } from './a2a.constants';
 import { AgentCardService } from './agent-card.service';
@@ -9,6 +10,7 @@ import { AgentCardService } from './agent-card.service';
  * well-known path under a host's URI versioning.
  */
 @Controller({ version: VERSION_NEUTRAL })
+@A2aRoute()
 export class AgentCardController {
   constructor(private readonly cards: AgentCardService) {}
 

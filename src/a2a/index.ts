@@ -1,4 +1,5 @@
 export { A2aModule } from './a2a.module';
+export { A2A_ROUTE, isA2aRoute } from './a2a-route';
 export {
   A2A_MODULE_OPTIONS,
   A2A_DEFAULTS,

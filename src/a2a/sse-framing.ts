@@ -338,7 +338,7 @@ function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Reco
 }
 
 /**
- * Sends a stream on its response, both bindings' way: its events written as they come (see
+ * Sends a JSON-RPC stream on its response: its events written as they come (see
  * TaskSseStream.writeTo), by toolstream rather than returned to Nest, so a host's global
  * interceptor that maps handlers' results (`{ data: ... }`) cannot rewrite A2A's frames. The
  * headers leave with the events written in the same turn (a stream's first event, its Task or
@@ -357,9 +357,9 @@ export function sendSseStream(response: ServerResponse, sse: TaskSseStream, exte
 
 /**
  * One client's SSE stream of a task: its events framed for the binding and version, kept alive,
- * ended quietly on the errors `endsQuietly` names. Both bindings have it `writeTo` their response
- * (sendSseStream); `messages()` gives the same messages as an Observable, as an @Sse handler would
- * take them (the framing's reference in sse-framing.spec).
+ * ended quietly on the errors `endsQuietly` names. An @Sse handler (the HTTP+JSON binding) takes
+ * it as `messages()`; the JSON-RPC binding has it `writeTo` its response (sendSseStream), the same
+ * bytes with no operator hop and no message object per event.
  */
 export class TaskSseStream {
   constructor(
