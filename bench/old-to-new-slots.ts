@@ -20,8 +20,7 @@
  * frame, the bytes promoted and copied within the young generation per frame, the mark-compacts,
  * and CPU per frame. Pauses move with the machine's load: run the variants in turn, several times.
  */
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { printNvpByRepetition } from './lib/nvp-repetitions';
 
 const TASKS = 1000;
 const FRAMES = 200;
@@ -99,38 +98,14 @@ function measure(variant: string, reps: number, fullGc: boolean): void {
   }
 }
 
-/** Runs this script again under --trace-gc-nvp and sums each repetition's GCs. */
+/** Runs this script again under --trace-gc-nvp and prints each repetition's GCs summed (lib/nvp-repetitions.ts). */
 async function main(): Promise<void> {
   const [variant, repsArg] = process.argv.slice(2);
   const reps = Number(repsArg ?? 4);
   if (!VARIANTS.includes(variant) || !(reps > 0)) throw new Error(`usage: bench/old-to-new-slots.ts <${VARIANTS.join('|')}> [reps=4]`);
   const fullGc = process.argv.includes('--full-gc');
   if (process.argv.includes('--child')) return measure(variant, reps, fullGc);
-  const flags = ['--trace-gc-nvp', ...(fullGc ? ['--expose-gc'] : []), ...process.execArgv];
-  const child = spawn(process.execPath, [...flags, __filename, variant, String(reps), '--child', ...(fullGc ? ['--full-gc'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const sum = { scavenges: 0, pause: 0, helpers: 0, promoted: 0, copied: 0, markCompacts: 0 };
-  const field = (line: string, name: string): number => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
-  for await (const line of createInterface({ input: child.stdout })) {
-    if (line.includes(' gc=s ')) {
-      sum.scavenges += 1;
-      sum.pause += field(line, 'pause');
-      sum.helpers += field(line, 'background.scavenge.parallel');
-      sum.promoted += field(line, 'promoted');
-      sum.copied += field(line, 'new_space_survived');
-    } else if (line.includes(' gc=mc ')) sum.markCompacts += 1;
-    else if (line.startsWith(RESULT)) {
-      const [, kind, framesText, cpu] = line.split(' ');
-      const frames = Number(framesText);
-      if (kind === 'rep') {
-        console.log(
-          `${variant}: ${sum.scavenges} scavenges, pause ${((sum.pause * 1000) / frames).toFixed(3)} µs per frame (+ helpers ${((sum.helpers * 1000) / frames).toFixed(3)}), ` +
-            `promoted ${(sum.promoted / frames).toFixed(0)} B, copied within the young generation ${(sum.copied / frames).toFixed(0)} B per frame, ${sum.markCompacts} mark-compacts; CPU ${cpu} µs per frame`,
-        );
-      }
-      Object.assign(sum, { scavenges: 0, pause: 0, helpers: 0, promoted: 0, copied: 0, markCompacts: 0 });
-    }
-  }
-  await new Promise((resolve) => child.once('close', resolve));
+  await printNvpByRepetition(__filename, RESULT, variant, reps, fullGc);
 }
 
 main().then(
