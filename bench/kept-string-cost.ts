@@ -17,6 +17,18 @@
  * - `intern-in`: the same by `text in object` (one string-table lookup; the store makes two: the
  *   megamorphic IC's lookup of an existing entry, then the runtime's insert);
  * - `none`: nothing kept.
+ * Three more (round 32 `framegc`): what a scavenge pays per old-to-new pointer against per promoted
+ * object. Each keeps the string as `keep` does, and each completed frame (every second one: a tool
+ * call's started, then its completed frame) also gets a finished entry of four slots in lists of
+ * 128, as the task record's finished tools. The lists are old when the young strings are written
+ * into them, so every string slot is an old-to-new pointer the next scavenge visits:
+ * - `numbers`: the entries hold numbers only (one old-to-new slot per frame: the block's);
+ * - `entry`: the entry holds the completed frame's JSON too (the same string: 1.5 slots per frame,
+ *   the same objects and bytes as `numbers`), as the task record's finished entries do;
+ * - `entry-id`: and a tool call id of its own (`call_N`, made per frame, as a model's or the
+ *   bench's ids are: 0.5 objects and 0.5 slots per frame more), as they did before 0d3b1bb.
+ * So `entry` − `numbers` is half an old-to-new slot per frame, and `entry-id` − `entry` half a
+ * promoted small object with its slot.
  * `--full-gc` runs a full GC between repetitions (node `--expose-gc`): the last one's texts leave
  * the string table, as a server's finished tasks' do at a mark-compact (that GC counts among the
  * next repetition's mark-compacts).
@@ -24,12 +36,13 @@
  * main-thread pause and helper threads' time per frame, the bytes promoted and copied within the
  * young generation per frame, the mark-compacts, and CPU per frame.
  */
-import { printNvpByRepetition } from './lib/nvp-repetitions';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 
 const TASKS = 1000;
 const FRAMES = 200;
 const CHUNK = 128;
-const VARIANTS = ['keep', 'half', 'two', 'join8', 'intern', 'intern-in', 'none'];
+const VARIANTS = ['keep', 'half', 'two', 'join8', 'intern', 'intern-in', 'none', 'numbers', 'entry', 'entry-id'];
 const RESULT = 'kept-string-cost:';
 
 let sink: unknown;
@@ -60,19 +73,21 @@ function flat(text: string): string {
   return text;
 }
 
-function put(chunks: string[][], n: number, text: string): void {
-  if (n % CHUNK === 0) chunks.push(new Array<string>(CHUNK));
-  chunks[chunks.length - 1][n % CHUNK] = text;
+function put<T>(chunks: T[][], n: number, value: T): void {
+  if (n % CHUNK === 0) chunks.push(new Array<T>(CHUNK));
+  chunks[chunks.length - 1][n % CHUNK] = value;
 }
 
 function run(variant: string): string[][][] {
   repetition += 1;
   const kept: string[][][] = [];
   const pending: string[][] = [];
+  const entries: unknown[][][] = [];
   const counts = new Array<number>(TASKS).fill(0);
   for (let t = 0; t < TASKS; t++) {
     kept.push([]);
     pending.push([]);
+    entries.push([]);
   }
   for (let f = 0; f < FRAMES; f++) {
     for (let t = 0; t < TASKS; t++) {
@@ -82,6 +97,18 @@ function run(variant: string): string[][][] {
       const n = counts[t]++;
       if (variant === 'none') sink = json;
       else if (variant === 'keep') put(chunks, n, json);
+      else if (variant === 'numbers' || variant === 'entry' || variant === 'entry-id') {
+        put(chunks, n, json);
+        // A completed frame: its tool's finished entry (four slots).
+        if ((f & 1) === 1) {
+          const e = 4 * (f >> 1);
+          const list = entries[t];
+          put(list, e, variant === 'entry-id' ? ['call', String(f >> 1)].join('_') : 1 + (f >> 1));
+          put(list, e + 1, variant === 'numbers' ? f : json);
+          put(list, e + 2, f * 4);
+          put(list, e + 3, f - 1);
+        }
+      }
       else if (variant === 'intern') {
         // The store internalizes the key; nothing reads the object.
         INTERNED[json] = 0;
@@ -103,6 +130,7 @@ function run(variant: string): string[][][] {
       }
     }
   }
+  if (entries[0].length > 0) sink = entries;
   return kept;
 }
 
@@ -120,14 +148,38 @@ function measure(variant: string, reps: number, fullGc: boolean): void {
   }
 }
 
-/** Runs this script again under --trace-gc-nvp and prints each repetition's GCs summed (lib/nvp-repetitions.ts). */
+/** Runs this script again under --trace-gc-nvp and sums each repetition's GCs. */
 async function main(): Promise<void> {
   const [variant, repsArg] = process.argv.slice(2);
   const reps = Number(repsArg ?? 4);
   if (!VARIANTS.includes(variant) || !(reps > 0)) throw new Error(`usage: bench/kept-string-cost.ts <${VARIANTS.join('|')}> [reps=4] [--full-gc]`);
   const fullGc = process.argv.includes('--full-gc');
   if (process.argv.includes('--child')) return measure(variant, reps, fullGc);
-  await printNvpByRepetition(__filename, RESULT, variant, reps, fullGc);
+  const flags = ['--trace-gc-nvp', ...(fullGc ? ['--expose-gc'] : []), ...process.execArgv];
+  const child = spawn(process.execPath, [...flags, __filename, variant, String(reps), '--child', ...(fullGc ? ['--full-gc'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sum = { scavenges: 0, pause: 0, helpers: 0, promoted: 0, copied: 0, markCompacts: 0 };
+  const field = (line: string, name: string): number => Number(new RegExp(` ${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (line.includes(' gc=s ')) {
+      sum.scavenges += 1;
+      sum.pause += field(line, 'pause');
+      sum.helpers += field(line, 'background.scavenge.parallel');
+      sum.promoted += field(line, 'promoted');
+      sum.copied += field(line, 'new_space_survived');
+    } else if (line.includes(' gc=mc ')) sum.markCompacts += 1;
+    else if (line.startsWith(RESULT)) {
+      const [, kind, framesText, cpu] = line.split(' ');
+      const frames = Number(framesText);
+      if (kind === 'rep') {
+        console.log(
+          `${variant}: ${sum.scavenges} scavenges, pause ${((sum.pause * 1000) / frames).toFixed(3)} µs per frame (+ helpers ${((sum.helpers * 1000) / frames).toFixed(3)}), ` +
+            `promoted ${(sum.promoted / frames).toFixed(0)} B, copied within the young generation ${(sum.copied / frames).toFixed(0)} B per frame, ${sum.markCompacts} mark-compacts; CPU ${cpu} µs per frame`,
+        );
+      }
+      Object.assign(sum, { scavenges: 0, pause: 0, helpers: 0, promoted: 0, copied: 0, markCompacts: 0 });
+    }
+  }
+  await new Promise((resolve) => child.once('close', resolve));
 }
 
 main().then(
