@@ -1,5 +1,5 @@
 import { Test } from '@nestjs/testing';
-import type { INestApplication } from '@nestjs/common';
+import { VersioningType, type INestApplication } from '@nestjs/common';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -18,12 +18,13 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number 
   });
 }
 
-async function startApp(publicDir: string): Promise<{ app: INestApplication; base: string }> {
+async function startApp(publicDir: string, setup: (app: INestApplication) => void = () => undefined): Promise<{ app: INestApplication; base: string }> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
     .overrideProvider(WEB_MODULE_OPTIONS)
     .useValue({ publicDir })
     .compile();
   const app = moduleRef.createNestApplication({ logger: false });
+  setup(app);
   await app.listen(0, '127.0.0.1');
   return { app, base: await app.getUrl() };
 }
@@ -56,6 +57,17 @@ describe('WebModule serves the page (e2e)', () => {
     );
     expect(outside).toEqual([]);
     expect(inputs).toContain('src/client/timeline.reducer.ts');
+  });
+
+  it("stays beside the agent card under a host's URI versioning, as the health probes stay at /healthz", async () => {
+    const versioned = await startApp(dir, (a) => a.enableVersioning({ type: VersioningType.URI, defaultVersion: '1' }));
+    try {
+      // The page reads the card relative to itself: both unversioned, or the card is not found.
+      for (const path of ['/', '/assets/app.js', '/.well-known/agent-card.json', '/healthz/live']) expect([path, (await fetch(`${versioned.base}${path}`)).status]).toEqual([path, 200]);
+      expect((await fetch(`${versioned.base}/v1/`)).status).toBe(404);
+    } finally {
+      await versioned.app.close();
+    }
   });
 
   it('GET / gives the page with a strict same-origin Content-Security-Policy', async () => {

@@ -1,4 +1,4 @@
-import { Controller, Get, type OnApplicationBootstrap } from '@nestjs/common';
+import { Controller, Get, VERSION_NEUTRAL, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult, type HealthIndicatorFunction } from '@nestjs/terminus';
 import { HEALTH_CONTRIBUTOR, type HealthContributor, type HealthProbe } from './health-contributor';
@@ -10,9 +10,10 @@ function isContributor(instance: unknown): instance is HealthContributor {
 /**
  * `/healthz` (readiness: 503 while any check is down, e.g. while the A2A server drains for
  * shutdown, so load balancers stop sending) and `/healthz/live` (liveness), answered by
- * @nestjs/terminus from the checks the application's modules contribute.
+ * @nestjs/terminus from the checks the application's modules contribute. VERSION_NEUTRAL: probes
+ * are configured at a fixed path, which a host's URI versioning must not move.
  */
-@Controller('healthz')
+@Controller({ path: 'healthz', version: VERSION_NEUTRAL })
 export class HealthController implements OnApplicationBootstrap {
   private liveness: HealthIndicatorFunction[] = [];
   private readiness: HealthIndicatorFunction[] = [];

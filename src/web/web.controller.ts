@@ -1,10 +1,14 @@
-import { Controller, Get, NotFoundException, Param, Req, Res, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, NotFoundException, Param, Req, Res, ServiceUnavailableException, VERSION_NEUTRAL } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { WEB_CONTENT_SECURITY_POLICY } from './web.constants';
 import { WebService } from './web.service';
 
-/** The live tool-timeline page at `/` and its assets under `/assets/` (under the module's `path`, if any). */
-@Controller()
+/**
+ * The live tool-timeline page at `/` and its assets under `/assets/` (under the module's `path`, if
+ * any). VERSION_NEUTRAL, as the agent card it reads beside itself: a host's URI versioning would
+ * otherwise move the page to /v1/ and its relative card URL with it, where no card is.
+ */
+@Controller({ version: VERSION_NEUTRAL })
 export class WebController {
   constructor(private readonly web: WebService) {}
 
