@@ -1,3 +1,4 @@
+import { HttpException } from '@nestjs/common';
 import {
   A2AError,
   ContentTypeNotSupportedError,
@@ -155,6 +156,11 @@ export function hostRefusal(httpStatus: number, message: string, response?: unkn
   const rpcStatus = RPC_STATUS_OF_HTTP[httpStatus] ?? (httpStatus >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT');
   const jsonRpcCode = httpStatus === 401 || httpStatus === 403 ? AUTH_JSON_RPC_CODE : httpStatus === 429 || httpStatus >= 500 ? -32603 : -32600;
   return new A2aHttpError(httpStatus, rpcStatus, jsonRpcCode, message);
+}
+
+/** An error as the A2A filters answer it: a Nest HttpException (the host's or Nest's own) as hostRefusal, anything else as it is. */
+export function fromNest(caught: unknown): unknown {
+  return caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message, caught.getResponse()) : caught;
 }
 
 /**

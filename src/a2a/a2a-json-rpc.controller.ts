@@ -23,7 +23,7 @@ import { SendMessageRequestDto } from './dto/send-message.dto';
 import { isCommonSendMessageRequest } from './dto/send-message.shape';
 import { MessageSendParamsV03Dto } from './dto/send-message-v03.dto';
 import { GetTaskRequestDto, ListTasksRequestDto, TaskIdRequestDto } from './dto/task-requests.dto';
-import { jsonRpcResult, sendSseStream, type JsonRpcId, type TaskSseStream } from './sse-framing';
+import { jsonRpcResult, type JsonRpcId, type TaskSseStream } from './sse-framing';
 import { A2aAuthGuard } from './auth/a2a-auth.guard';
 import { JsonRpcExceptionFilter, requestId } from './json-rpc-exception.filter';
 import { MessageLimitsPipe } from './limits/message-limits.pipe';
@@ -50,10 +50,27 @@ const PUSH_METHODS = new Set([
 ]);
 const EXTENDED_CARD_METHODS = new Set(['GetExtendedAgentCard', 'agent/getAuthenticatedExtendedCard']);
 const LAST_EVENT_ID = LAST_EVENT_ID_HEADER.toLowerCase();
+/** A JSON-RPC stream's response headers, besides the extension headers. */
+const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream',
+  'Cache-Control': 'no-cache, no-transform',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+};
+/** A stream's whole head per set of extension headers (shared, as extensionHeaders gives them): made once, not per stream. */
+const streamHeads = new WeakMap<Readonly<Record<string, string>>, Readonly<Record<string, string>>>();
+
+function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  let head = streamHeads.get(extensions);
+  if (!head) streamHeads.set(extensions, (head = Object.freeze({ ...SSE_HEADERS, ...extensions })));
+  return head;
+}
+
 /**
- * The JSON-RPC binding at one URL: this one handler dispatches on `method`: unary methods answer
- * JSON, streaming ones write the same event pipeline A2aController's streams write, framed as
- * JSON-RPC responses (sendSseStream). Every failure is a JSON-RPC error, never an HTTP 500;
+ * The JSON-RPC binding at one URL. Route decorators cannot split one path between a JSON
+ * handler and an @Sse handler, so this one handler dispatches on `method`: unary methods answer
+ * JSON, streaming ones write the same Observable pipeline the @Sse handlers of A2aController
+ * return, framed as JSON-RPC responses. Every failure is a JSON-RPC error, never an HTTP 500;
  * refusals about the HTTP exchange (401 by A2aAuthGuard, 503 while draining, 413) keep their
  * HTTP status.
  *
@@ -247,9 +264,21 @@ export class A2aJsonRpcController {
     res.status(status).set(headers).type('application/json').send(body);
   }
 
-  /** Writes the stream's events as they come, paced by this response's drain, so what waits for a slow client stays in the task's log. */
+  /**
+   * Writes the stream's events as Nest's @Sse would (same framing), each as it comes, paced by
+   * this response's drain, so what waits for a slow client stays in the task's log. The headers
+   * leave with the events written in the same turn (a stream's first event, its Task or replay,
+   * is written as it attaches): one write instead of two per stream; they are flushed alone only
+   * for a stream with nothing to send yet. The head is one `writeHead` with every header (the
+   * extension headers too), not headers set one by one and merged into it.
+   */
   private sendStream(res: Response, sse: TaskSseStream, extensions: Readonly<Record<string, string>>): void {
-    sendSseStream(res, sse, extensions, this.streamFailed);
+    res.socket?.setNoDelay(true);
+    // The server's socket timeout, if it has one, does not apply to a stream (none by default: nothing to clear).
+    if (res.socket?.timeout) res.socket.setTimeout(0);
+    res.writeHead(200, streamHead(extensions));
+    const wrote = sse.writeTo(res, this.streamFailed);
+    if (!wrote && !res.writableEnded) res.flushHeaders();
   }
 }
 

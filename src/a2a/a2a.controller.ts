@@ -44,7 +44,7 @@ export class A2aController {
   async sendMessage(@CallContext() ctx: A2aCallContext, @Body(MessageLimitsPipe, A2aValidationPipe) body: SendMessageRequestDto, @Res() res: Response): Promise<void> {
     res.set(extensionHeaders(ctx));
     const task = await this.a2a.sendMessage(this.a2a.fromV1(body), ctx, res);
-    if (!answeredByHost(res, this.logger, 'HTTP+JSON answer')) sendJson(res, SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } }));
+    this.send(res, SendMessageResponse.toJSON({ payload: { $case: 'task', value: task } }));
   }
 
   @Sse(REST_ROUTES.streamMessage, { method: RequestMethod.POST })
@@ -62,20 +62,20 @@ export class A2aController {
   @Get(REST_ROUTES.tasks)
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
   async listTasks(@CallContext() ctx: A2aCallContext, @Query(A2aValidationPipe) query: ListTasksRequestDto, @Res() res: Response): Promise<void> {
-    sendJson(res, await this.a2a.listTasks(query, ctx));
+    this.send(res, await this.a2a.listTasks(query, ctx));
   }
 
   @Get(REST_ROUTES.task)
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
   async getTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: GetTaskRequestDto, @Res() res: Response): Promise<void> {
-    sendJson(res, Task.toJSON(await this.a2a.getTask(request, ctx)));
+    this.send(res, Task.toJSON(await this.a2a.getTask(request, ctx)));
   }
 
   @Post(REST_ROUTES.cancelTask)
   @HttpCode(200)
   @Header('Content-Type', A2A_JSON_CONTENT_TYPE)
   async cancelTask(@CallContext() ctx: A2aCallContext, @TaskRequestParams(A2aValidationPipe) request: TaskIdRequestDto, @Res() res: Response): Promise<void> {
-    sendJson(res, Task.toJSON(await this.a2a.cancelTask(request, ctx)));
+    this.send(res, Task.toJSON(await this.a2a.cancelTask(request, ctx)));
   }
 
   @Sse(REST_ROUTES.subscribeTask, { method: RequestMethod.POST })
@@ -89,9 +89,12 @@ export class A2aController {
     res.set(extensionHeaders(ctx));
     return (await this.a2a.subscribe(request, lastEventId, ctx, REST, res)).sse.messages();
   }
-}
 
-/** A unary answer's JSON, with the status and Content-Type the route's decorators set (Express adds the ETag, as it did). */
-function sendJson(res: Response, body: unknown): void {
-  res.send(JSON.stringify(body));
+  /**
+   * A unary answer's JSON, with the status and Content-Type the route's decorators set (Express
+   * adds the ETag, as it did); not sent when the application answered first (answeredByHost).
+   */
+  private send(res: Response, body: unknown): void {
+    if (!answeredByHost(res, this.logger, 'HTTP+JSON answer')) res.send(JSON.stringify(body));
+  }
 }

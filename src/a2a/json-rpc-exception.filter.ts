@@ -1,6 +1,6 @@
-import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { hostRefusal, isKnownError, jsonRpcHttpStatus, toJsonRpcErrorObject } from './a2a-errors';
+import { fromNest, isKnownError, jsonRpcHttpStatus, toJsonRpcErrorObject } from './a2a-errors';
 import type { JsonRpcId } from './sse-framing';
 
 /** The request's id when the body has a usable one; else null, as JSON-RPC 2.0 says. */
@@ -20,7 +20,7 @@ export class JsonRpcExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(JsonRpcExceptionFilter.name);
 
   catch(caught: unknown, host: ArgumentsHost): void {
-    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message, caught.getResponse()) : caught;
+    const exception = fromNest(caught);
     const req = host.switchToHttp().getRequest<Request>();
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {

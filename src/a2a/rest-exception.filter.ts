@@ -1,7 +1,7 @@
-import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import { A2A_JSON_CONTENT_TYPE } from './a2a.constants';
-import { A2aHttpError, hostRefusal, isKnownError, toRestError } from './a2a-errors';
+import { A2aHttpError, fromNest, isKnownError, toRestError } from './a2a-errors';
 
 /**
  * HTTP+JSON errors as A2A 1.0 section 11.6 has them: the status of the spec's table and a
@@ -15,7 +15,7 @@ export class RestExceptionFilter implements ExceptionFilter {
 
   catch(caught: unknown, host: ArgumentsHost): void {
     // Nest's own (an unknown path's 404) and the host's refusals (a global guard's 403, a throttler's 429).
-    const exception = caught instanceof HttpException ? hostRefusal(caught.getStatus(), caught.message, caught.getResponse()) : caught;
+    const exception = fromNest(caught);
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) {
       res.end();

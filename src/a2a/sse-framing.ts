@@ -321,45 +321,11 @@ function writesToSocket(response: ServerResponse, socket: Socket): boolean {
   );
 }
 
-/** A stream's response headers, besides the extension headers. */
-const SSE_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Type': 'text/event-stream',
-  'Cache-Control': 'no-cache, no-transform',
-  Connection: 'keep-alive',
-  'X-Accel-Buffering': 'no',
-};
-/** A stream's whole head per set of extension headers (shared, as extensionHeaders gives them): made once, not per stream. */
-const streamHeads = new WeakMap<Readonly<Record<string, string>>, Readonly<Record<string, string>>>();
-
-function streamHead(extensions: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
-  let head = streamHeads.get(extensions);
-  if (!head) streamHeads.set(extensions, (head = Object.freeze({ ...SSE_HEADERS, ...extensions })));
-  return head;
-}
-
-/**
- * Sends a JSON-RPC stream on its response: its events written as they come (see
- * TaskSseStream.writeTo), by toolstream rather than returned to Nest, so a host's global
- * interceptor that maps handlers' results (`{ data: ... }`) cannot rewrite A2A's frames. The
- * headers leave with the events written in the same turn (a stream's first event, its Task or
- * replay, is written as it attaches): one write instead of two per stream; they are flushed alone
- * only for a stream with nothing to send yet. The head is one `writeHead` with every header (the
- * extension headers too), not headers set one by one and merged into it.
- */
-export function sendSseStream(response: ServerResponse, sse: TaskSseStream, extensions: Readonly<Record<string, string>>, failed: (err: unknown) => void): void {
-  response.socket?.setNoDelay(true);
-  // The server's socket timeout, if it has one, does not apply to a stream (none by default: nothing to clear).
-  if (response.socket?.timeout) response.socket.setTimeout(0);
-  response.writeHead(200, streamHead(extensions));
-  const wrote = sse.writeTo(response, failed);
-  if (!wrote && !response.writableEnded) response.flushHeaders();
-}
-
 /**
  * One client's SSE stream of a task: its events framed for the binding and version, kept alive,
- * ended quietly on the errors `endsQuietly` names. An @Sse handler (the HTTP+JSON binding) takes
- * it as `messages()`; the JSON-RPC binding has it `writeTo` its response (sendSseStream), the same
- * bytes with no operator hop and no message object per event.
+ * ended quietly on the errors `endsQuietly` names. An @Sse handler takes it as `messages()`; the
+ * JSON-RPC binding has it `writeTo` its response, the same bytes with no operator hop and no
+ * message object per event.
  */
 export class TaskSseStream {
   constructor(
