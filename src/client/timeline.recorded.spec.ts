@@ -71,7 +71,9 @@ describe.each(['demo-1.0.sse', 'demo-0.3.sse'])('timeline over the recorded %s',
     // Terminal frames first, then the started ones, newest first: each tool still ends resolved.
     const reordered = [...others.slice(0, 3), ...[...frames].reverse(), ...others.slice(3)].map((i) => ({ ...i, eventId: undefined }));
     const state = run(reordered);
-    const byId = (t: TimelineState) => Object.fromEntries(t.tools.values().map((e) => [e.toolCallId, e]));
+    // The same entries but for where their frames came (startOrder / endOrder).
+    const byId = (t: TimelineState) =>
+      Object.fromEntries(t.tools.values().map(({ startOrder: _start, endOrder: _end, ...e }) => [e.toolCallId, e]));
     expect(byId(state)).toEqual(byId(final));
     const firstSeen = [...new Set(reordered.flatMap((i) => /"toolCallId":"([^"]+)"/.exec(JSON.stringify(i.data))?.[1] ?? []))];
     expect(state.tools.ids()).toEqual(firstSeen);

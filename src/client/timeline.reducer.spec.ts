@@ -22,6 +22,8 @@ const run = (list: TimelineInput[], from: TimelineState = initialTimelineState):
   list.reduce(reduceTimeline, from);
 
 const entries = (s: TimelineState): ToolCallEntry[] => s.tools.values();
+/** An entry but for where its frames came among the timeline's. */
+const unordered = ({ startOrder: _start, endOrder: _end, ...entry }: ToolCallEntry) => entry;
 
 function frameEvent(frame: ToolCallArtifactData, artifactId = `a-${frame.toolCallId}-${frame.phase}`): unknown {
   return {
@@ -54,6 +56,8 @@ describe('timeline reducer over a recorded A2A 1.0 stream', () => {
         startSeen: true,
         startedAt: T0 + 100,
         endedAt: T0 + 520,
+        startOrder: 0,
+        endOrder: 3,
         durationMs: 420,
       },
       {
@@ -65,6 +69,8 @@ describe('timeline reducer over a recorded A2A 1.0 stream', () => {
         startSeen: true,
         startedAt: T0 + 101,
         endedAt: T0 + 136,
+        startOrder: 1,
+        endOrder: 2,
         durationMs: 35,
       },
       {
@@ -76,6 +82,8 @@ describe('timeline reducer over a recorded A2A 1.0 stream', () => {
         startSeen: true,
         startedAt: T0 + 600,
         endedAt: T0 + 612,
+        startOrder: 4,
+        endOrder: 5,
         durationMs: 12,
       },
     ]);
@@ -194,7 +202,11 @@ describe('reorderings across tools', () => {
         const state = run(frames.map((f, i) => ({ data: frameEvent(f), eventId: String(i + 1), receivedAt: 1 })));
         const firstSeen = [...new Set(frames.map((f) => f.toolCallId))];
         expect(state.tools.ids()).toEqual(firstSeen);
-        for (const e of entries(state)) expect(e).toEqual(reference.get(e.toolCallId));
+        // The same but for where each frame came (startOrder / endOrder follow the interleaving).
+        for (const e of entries(state)) expect(unordered(e)).toEqual(unordered(reference.get(e.toolCallId) as ToolCallEntry));
+        const order = entries(state).flatMap((e) => [[e.toolCallId, 'started', e.startOrder], [e.toolCallId, 'ended', e.endOrder]]);
+        const seen = picks.map((t, i) => [lifecycles[t].frames[0].toolCallId, picks.indexOf(t) === i ? 'started' : 'ended', i]);
+        expect(order.sort((x, y) => Number(x[2]) - Number(y[2]))).toEqual(seen);
         expect(state.problems).toEqual([]);
       }),
     );
@@ -203,7 +215,7 @@ describe('reorderings across tools', () => {
   it('a terminal frame before its own started frame: shown at once, completed by the late start', () => {
     const done = run([{ data: frameEvent(lifecycles[0].frames[1]), eventId: '1', receivedAt: 1 }]);
     expect(entries(done)).toEqual([
-      { toolCallId: 'a', name: 'tool_a', phase: 'completed', result: 0, startSeen: false, endedAt: T0 + 100 },
+      { toolCallId: 'a', name: 'tool_a', phase: 'completed', result: 0, startSeen: false, endedAt: T0 + 100, endOrder: 0 },
     ]);
     const late = run([{ data: frameEvent(lifecycles[0].frames[0]), eventId: '2', receivedAt: 2 }], done);
     expect(entries(late)[0]).toMatchObject({ phase: 'completed', args: { i: 0 }, startSeen: true, durationMs: 100 });
@@ -216,7 +228,7 @@ describe('unknown ids and bad input', () => {
       { data: frameEvent({ toolCallId: 'ghost', name: 'slow_task', phase: 'failed', error: 'cancelled' }), receivedAt: 5 },
     ]);
     expect(entries(state)).toEqual([
-      { toolCallId: 'ghost', name: 'slow_task', phase: 'failed', error: 'cancelled', startSeen: false, endedAt: 5 },
+      { toolCallId: 'ghost', name: 'slow_task', phase: 'failed', error: 'cancelled', startSeen: false, endedAt: 5, endOrder: 0 },
     ]);
   });
 
@@ -248,7 +260,7 @@ describe('unknown ids and bad input', () => {
       'tool call y: ignored a failed frame after it had completed',
     ]);
     expect(entries(state)).toEqual([
-      { toolCallId: 'y', name: 'n', phase: 'completed', startSeen: true, startedAt: 7, endedAt: 9, durationMs: 2 },
+      { toolCallId: 'y', name: 'n', phase: 'completed', startSeen: true, startedAt: 7, endedAt: 9, startOrder: 0, endOrder: 1, durationMs: 2 },
     ]);
   });
 
@@ -367,7 +379,7 @@ it('the in-memory SDK Part emitted by the contract is read too (task snapshot bu
     },
   };
   expect(entries(reduceTimeline(initialTimelineState, { data: snapshot, receivedAt: 3 }))).toEqual([
-    { ...frame, phase: 'failed', startSeen: false, endedAt: 3 },
+    { ...frame, phase: 'failed', startSeen: false, endedAt: 3, endOrder: 0 },
   ]);
 });
 

@@ -36,6 +36,14 @@ export interface ToolCallEntry {
   /** Epoch ms: the frame's own `timestamp` when it has one, else when the client received it. */
   startedAt?: number;
   endedAt?: number;
+  /**
+   * Where its `started` / terminal frame came among the timeline's tool frames (0, 1, 2...):
+   * the order the producer sent them in. It tells which tools overlapped where the frames'
+   * millisecond timestamps tie (a fast tool can start and end within the millisecond its
+   * turn's other tools start in).
+   */
+  startOrder?: number;
+  endOrder?: number;
   durationMs?: number;
   /** False for a terminal frame whose `started` frame was never seen (it is still shown). */
   startSeen: boolean;
@@ -55,6 +63,8 @@ export interface TimelineState {
   done: boolean;
   /** Per toolCallId, in order of first appearance: parallel tools keep their place. */
   tools: ToolTable;
+  /** How many tool frames changed an entry so far: the next frame's `startOrder` / `endOrder`. */
+  toolFrames: number;
   /** Text per answer artifact id, in first-seen order. */
   artifacts: ReadonlyMap<string, string>;
   /** The SSE id of the last event applied: what a resume sends as `Last-Event-ID`. */
@@ -88,6 +98,7 @@ const SEEN_ID_WINDOW = 256;
 export const initialTimelineState: TimelineState = Object.freeze({
   done: false,
   tools: ToolTable.empty,
+  toolFrames: 0,
   artifacts: new Map<string, string>(),
   seenEventIds: [],
   problems: [],
@@ -146,6 +157,7 @@ function applyFrameToEntry(
   entry: ToolCallEntry | undefined,
   frame: ToolCallArtifactData,
   at: number,
+  order: number,
 ): { entry: ToolCallEntry; problem?: string } | undefined {
   if (frame.phase === 'started') {
     if (entry?.startSeen) return undefined;
@@ -153,6 +165,7 @@ function applyFrameToEntry(
       ...(entry ?? newEntry(frame, true)),
       startSeen: true,
       startedAt: at,
+      startOrder: order,
     };
     if (frame.args !== undefined) started.args = frame.args;
     return { entry: withDuration(started) };
@@ -168,6 +181,7 @@ function applyFrameToEntry(
     ...(entry ?? newEntry(frame, false)),
     phase: frame.phase,
     endedAt: at,
+    endOrder: order,
   };
   if (frame.phase === 'completed' && frame.result !== undefined) ended.result = frame.result;
   if (frame.phase === 'failed' && frame.error !== undefined) ended.error = frame.error;
@@ -177,11 +191,11 @@ function applyFrameToEntry(
 function applyFrame(state: TimelineState, frame: ToolCallArtifactData, receivedAt: number): TimelineState {
   const { at, problem: timeProblem } = frameTime(frame, receivedAt);
   const previous = state.tools.get(frame.toolCallId);
-  const applied = applyFrameToEntry(previous, frame, at);
+  const applied = applyFrameToEntry(previous, frame, at, state.toolFrames);
   if (!applied) return state;
   let next = state;
   if (applied.entry !== previous) {
-    next = { ...state, tools: state.tools.set(applied.entry) };
+    next = { ...state, tools: state.tools.set(applied.entry), toolFrames: state.toolFrames + 1 };
     const offset = receivedAt - at;
     if (state.clockOffsetMs === undefined || offset < state.clockOffsetMs) next.clockOffsetMs = offset;
   }
@@ -254,10 +268,12 @@ export function settleTimeline(state: TimelineState, reason: string, at: number)
   const endedAt = at - (state.clockOffsetMs ?? 0);
   let tools = state.tools;
   for (const entry of state.tools) {
-    if (entry.phase === 'running') tools = tools.set(withDuration({ ...entry, phase: 'failed', error: reason, endedAt: Math.max(endedAt, entry.startedAt ?? endedAt) }));
+    if (entry.phase === 'running') {
+      tools = tools.set(withDuration({ ...entry, phase: 'failed', error: reason, endedAt: Math.max(endedAt, entry.startedAt ?? endedAt), endOrder: state.toolFrames }));
+    }
   }
   if (tools === state.tools && state.done) return state;
-  return { ...state, tools, done: true };
+  return { ...state, tools, toolFrames: tools === state.tools ? state.toolFrames : state.toolFrames + 1, done: true };
 }
 
 const STATUS_KEYS = ['taskState', 'done', 'narration', 'statusText', 'answer', 'taskId', 'contextId'] as const;

@@ -81,6 +81,26 @@ describe('timeline view', () => {
       frame('d', 'started', 50), // all ended: a new group
     ]);
     expect(names(overlapping, T0 + 60)).toEqual([['a', 'b', 'c'], ['d']]);
+    // A whole parallel turn within one millisecond (as on a fast machine): the frames' order
+    // says a ended after b and c started, so they ran together; d started after all had ended.
+    const oneMillisecond = run([
+      frame('a', 'started', 0),
+      frame('a', 'completed', 1),
+      frame('b', 'started', 1),
+      frame('c', 'started', 1),
+      frame('b', 'completed', 1),
+      frame('c', 'completed', 1),
+      frame('d', 'started', 1),
+      frame('d', 'completed', 1),
+    ]);
+    expect(names(oneMillisecond, T0 + 60)).toEqual([['a'], ['b', 'c'], ['d']]);
+    const turn = run([
+      frame('a', 'started', 0),
+      frame('b', 'started', 1),
+      frame('a', 'completed', 1),
+      frame('b', 'completed', 1),
+    ]);
+    expect(names(turn, T0 + 60)).toEqual([['a', 'b']]);
   });
 
   it('fails the tools a failed task left running with its reason, stopping their clocks, and says why the task failed', () => {

@@ -99,22 +99,23 @@ function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow
 
 /**
  * Groups rows, in timeline order, into runs of overlapping tools: a tool joins the current
- * group when it started before every tool of that group had ended (a parallel turn); a tool
- * whose start was never seen joins a group that is still running.
+ * group when its `started` frame came before the last end of that group's tools (a parallel
+ * turn); a tool whose start was never seen joins a group that is still running. Frame order,
+ * not timestamps: a whole turn often starts and ends within one millisecond.
  */
 export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
   const groups: ToolRow[][] = [];
   let groupEnd = -Infinity;
   for (const row of rows) {
-    const { startedAt, endedAt } = row.entry;
-    const overlaps = startedAt === undefined ? groupEnd === Infinity : startedAt < groupEnd;
+    const { startOrder, endOrder } = row.entry;
+    const overlaps = startOrder === undefined ? groupEnd === Infinity : startOrder < groupEnd;
     if (groups.length === 0 || !overlaps) {
       groups.push([row]);
       groupEnd = -Infinity;
     } else {
       groups[groups.length - 1].push(row);
     }
-    groupEnd = Math.max(groupEnd, row.status === 'running' ? Infinity : (endedAt ?? -Infinity));
+    groupEnd = Math.max(groupEnd, row.status === 'running' ? Infinity : (endOrder ?? -Infinity));
   }
   return groups;
 }
