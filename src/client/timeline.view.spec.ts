@@ -101,6 +101,18 @@ describe('timeline view', () => {
       frame('b', 'completed', 1),
     ]);
     expect(names(turn, T0 + 60)).toEqual([['a', 'b']]);
+    // A snapshot lists each tool's latest frame only: a, finished, and b, still running since
+    // before a ended, are one turn by their timestamps although b's start comes after a's end.
+    const snapshot = {
+      task: {
+        id: TASK_ID,
+        status: { state: 'TASK_STATE_WORKING' },
+        artifacts: [frame('a', 'completed', 40), frame('b', 'started', 10), frame('c', 'started', 50)].map((f) => f.artifactUpdate.artifact),
+      },
+    };
+    expect(names(run([snapshot]), T0 + 60)).toEqual([['a', 'b', 'c']]);
+    const sequential = { task: { ...snapshot.task, artifacts: [frame('a', 'completed', 40), frame('b', 'started', 45)].map((f) => f.artifactUpdate.artifact) } };
+    expect(names(run([sequential]), T0 + 60)).toEqual([['a'], ['b']]);
   });
 
   it('fails the tools a failed task left running with its reason, stopping their clocks, and says why the task failed', () => {

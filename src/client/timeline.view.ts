@@ -99,23 +99,29 @@ function rowOf(entry: ToolCallEntry, state: TimelineState, now: number): ToolRow
 
 /**
  * Groups rows, in timeline order, into runs of overlapping tools: a tool joins the current
- * group when its `started` frame came before the last end of that group's tools (a parallel
- * turn); a tool whose start was never seen joins a group that is still running. Frame order,
- * not timestamps: a whole turn often starts and ends within one millisecond.
+ * group when it started before every tool of that group had ended (a parallel turn); a tool
+ * whose start was never seen joins a group that is still running. "Before" by the frames'
+ * order, which a whole turn within one millisecond leaves clear, or by their timestamps,
+ * which a task's snapshot keeps where it lists only each tool's latest frame.
  */
 export function parallelGroups(rows: readonly ToolRow[]): ToolRow[][] {
   const groups: ToolRow[][] = [];
-  let groupEnd = -Infinity;
+  let groupEndOrder = -Infinity;
+  let groupEndAt = -Infinity;
   for (const row of rows) {
-    const { startOrder, endOrder } = row.entry;
-    const overlaps = startOrder === undefined ? groupEnd === Infinity : startOrder < groupEnd;
+    const { startOrder, startedAt, endOrder, endedAt } = row.entry;
+    const overlaps =
+      startOrder === undefined ? groupEndOrder === Infinity : startOrder < groupEndOrder || (startedAt !== undefined && startedAt < groupEndAt);
     if (groups.length === 0 || !overlaps) {
       groups.push([row]);
-      groupEnd = -Infinity;
+      groupEndOrder = -Infinity;
+      groupEndAt = -Infinity;
     } else {
       groups[groups.length - 1].push(row);
     }
-    groupEnd = Math.max(groupEnd, row.status === 'running' ? Infinity : (endOrder ?? -Infinity));
+    const running = row.status === 'running';
+    groupEndOrder = Math.max(groupEndOrder, running ? Infinity : (endOrder ?? -Infinity));
+    groupEndAt = Math.max(groupEndAt, running ? Infinity : (endedAt ?? -Infinity));
   }
   return groups;
 }
