@@ -14,23 +14,51 @@ export interface CommandNaming {
   scriptCommandsByName?: boolean;
 }
 
+/** What ioredis says of a line that answers no command of its: a MONITOR line come before its "monitoring" state. */
+const EARLY_MONITOR_LINE = /^Command queue state error/;
+
 export class RedisCommandCounter {
   private clientCommands = 0;
   private scriptCommands = 0;
   /** Client commands by name (lower case), to see which ones a change adds or removes. */
   private byName = new Map<string, number>();
+  /** Counting began (the connection is in MONITOR mode) and has not stopped. */
+  private counting = false;
+  /** An error of the connection while counting: the counts are not whole, take() throws it. */
+  private failure?: Error;
 
   private constructor(
-    private readonly monitor: Redis & { disconnect(): void },
+    private readonly monitor: Redis,
     private readonly naming: CommandNaming,
   ) {}
 
   static async start(url: string, naming: CommandNaming = {}): Promise<RedisCommandCounter> {
-    const client = new Redis(url, { maxRetriesPerRequest: 2 });
-    const monitor = (await client.monitor()) as unknown as Redis;
-    client.disconnect();
+    // A connection of our own in MONITOR mode rather than ioredis's monitor(), which listens for
+    // errors only until it resolves: MONITOR's first lines can come in the same read as its OK,
+    // before ioredis sets "monitoring", and each is then an error ("Command queue state error")
+    // that, unheard, is thrown and ends the process (a full bench run ended so). Those lines are
+    // of commands sent before counting began, so they are left out.
+    const monitor = new Redis(url, { monitor: true, lazyConnect: true, maxRetriesPerRequest: 2 });
     const counter = new RedisCommandCounter(monitor, naming);
-    monitor.on('monitor', (_time: string, args: string[], source: string) => counter.count(args, source));
+    let failStart: (error: Error) => void = () => undefined;
+    monitor.on('error', (error: Error) => {
+      if (counter.counting) counter.failure ??= error;
+      else if (!EARLY_MONITOR_LINE.test(error.message)) failStart(error);
+    });
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (counter.counting) counter.count(args, source);
+    });
+    await new Promise<void>((resolve, reject) => {
+      failStart = reject;
+      monitor.once('monitoring', () => {
+        counter.counting = true;
+        resolve();
+      });
+      monitor.connect().catch(reject);
+    }).catch((error: unknown) => {
+      monitor.disconnect();
+      throw error;
+    });
     return counter;
   }
 
@@ -52,6 +80,7 @@ export class RedisCommandCounter {
 
   /** Commands clients sent since the last take (this counter's own none), and those scripts ran. */
   take(): { client: number; script: number; byName: Record<string, number> } {
+    if (this.failure) throw new Error(`the MONITOR connection failed while counting: ${this.failure.message}`);
     const byName = Object.fromEntries([...this.byName].sort((a, b) => b[1] - a[1]));
     const taken = { client: this.clientCommands, script: this.scriptCommands, byName };
     this.clientCommands = 0;
@@ -61,6 +90,7 @@ export class RedisCommandCounter {
   }
 
   stop(): void {
+    this.counting = false;
     this.monitor.disconnect();
   }
 }
