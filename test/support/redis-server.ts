@@ -56,6 +56,21 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
+/** Servers started here and not stopped, with their dirs: a process that ends without stopping them (a crash, a failed run) takes them along. */
+const live = new Map<ChildProcess, string>();
+let reaperOn = false;
+
+function reapOnExit(): void {
+  if (reaperOn) return;
+  reaperOn = true;
+  process.once('exit', () => {
+    for (const [child, dir] of live) {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
 export async function startRedis(options: TestRedisOptions = {}): Promise<TestRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'toolstream-redis-'));
   const port = await freePort();
@@ -63,7 +78,11 @@ export async function startRedis(options: TestRedisOptions = {}): Promise<TestRe
   const [command, ...commandArgs] = [...(options.under?.(dir) ?? []), 'redis-server', ...args];
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    child = spawn(command, commandArgs, { stdio: 'ignore' });
+    const started = spawn(command, commandArgs, { stdio: 'ignore' });
+    child = started;
+    live.set(started, dir);
+    started.once('exit', () => live.delete(started));
+    reapOnExit();
     await waitForPort(port, options.startTimeoutMs ?? 10_000);
   };
   const kill = async (hard = false): Promise<void> => {
