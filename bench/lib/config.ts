@@ -53,8 +53,14 @@ export interface BenchConfig {
    */
   redisCurveMaxToolCalls: number;
   /**
-   * Frames per repetition of a curve point for toolstream and the limit: tasks smaller than
-   * that are repeated (one after another, on one stream at a time) up to it.
+   * Frames per repetition of a curve point for toolstream, the limit and toolstream-redis: tasks
+   * smaller than that are repeated (one after another, on one stream at a time) up to it. At
+   * 10,000 a 1,000-call repetition lasted 60-160 ms, and one repetition of each server (the same
+   * one in every run: in-memory's second, the Redis store's third) took ~2.5x the CPU per frame
+   * with 80-110 ms on its other threads, most likely its old-generation GC, not taken apart: the
+   * Redis store's ratio read 0.53-0.61x there and 1.51-1.65x in the second, in four full runs
+   * (2026-12-06 17:03-17:59). At 50,000 a repetition lasts 0.3-0.45 s and such a GC is a fraction
+   * of it (docs/performance.md, the thirty-third round's lead bullet).
    */
   curveFrameBudget: number;
   /** The same for the two references, which deliver a few hundred frames/s at best. */
@@ -169,7 +175,7 @@ export function benchConfig(quick: boolean): BenchConfig {
         emptyWarmUpMinTasks: 12_000,
         emptyWarmUpMaxTasks: 12_000,
         emptyWarmUpMaxMs: 180_000,
-        curveFrameBudget: 10_000,
+        curveFrameBudget: 50_000,
         referenceFrameBudget: 2_000,
         redisCurveMaxToolCalls: 10_000,
         // The reference per call needs about 10 s for its 1,000-call point on a quiet machine.
