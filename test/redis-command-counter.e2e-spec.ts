@@ -1,27 +1,16 @@
-import Redis from 'ioredis';
 import { RedisCommandCounter } from '../bench/lib/redis-monitor';
-import { startRedis, type TestRedis } from './support/redis-server';
+import { redisForSuite } from './support/redis-suite';
 
 // The bench counts the commands its servers send to Redis through MONITOR (bench/lib/redis-monitor.ts).
 describe("the bench's Redis command counter, on a real Redis (e2e)", () => {
-  let server: TestRedis;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  const suite = redisForSuite();
 
   it('counts client commands by name, and the commands scripts run apart', async () => {
-    const counter = await RedisCommandCounter.start(server.url, { scriptCommandsByName: true });
-    await redis.set('k', '1');
-    await redis.get('k');
-    await redis.eval("redis.call('TIME'); return redis.call('GET', KEYS[1])", 1, 'k');
-    await redis.ping(); // MONITOR lines arrive in order: once PING's is in, the others are too
+    const counter = await RedisCommandCounter.start(suite.server.url, { scriptCommandsByName: true });
+    await suite.redis.set('k', '1');
+    await suite.redis.get('k');
+    await suite.redis.eval("redis.call('TIME'); return redis.call('GET', KEYS[1])", 1, 'k');
+    await suite.redis.ping(); // MONITOR lines arrive in order: once PING's is in, the others are too
     const taken = { client: 0, script: 0, byName: {} as Record<string, number> };
     await waitFor(() => {
       const { client, script, byName } = counter.take();
@@ -43,10 +32,10 @@ describe("the bench's Redis command counter, on a real Redis (e2e)", () => {
     try {
       let pumping = true;
       const pump = (async () => {
-        while (pumping) await Promise.all(Array.from({ length: 200 }, () => redis.eval("return redis.call('TIME')", 0)));
+        while (pumping) await Promise.all(Array.from({ length: 200 }, () => suite.redis.eval("return redis.call('TIME')", 0)));
       })();
       for (let round = 0; round < 20; round++) {
-        const counter = await RedisCommandCounter.start(server.url);
+        const counter = await RedisCommandCounter.start(suite.server.url);
         let seen = 0;
         await waitFor(() => (seen += counter.take().client) > 100);
         counter.stop();

@@ -40,16 +40,14 @@ export class RedisCommandCounter {
     // of commands sent before counting began, so they are left out.
     const monitor = new Redis(url, { monitor: true, lazyConnect: true, maxRetriesPerRequest: 2 });
     const counter = new RedisCommandCounter(monitor, naming);
-    let failStart: (error: Error) => void = () => undefined;
-    monitor.on('error', (error: Error) => {
-      if (counter.counting) counter.failure ??= error;
-      else if (!EARLY_MONITOR_LINE.test(error.message)) failStart(error);
-    });
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      if (counter.counting) counter.count(args, source);
-    });
     await new Promise<void>((resolve, reject) => {
-      failStart = reject;
+      monitor.on('error', (error: Error) => {
+        if (counter.counting) counter.failure ??= error;
+        else if (!EARLY_MONITOR_LINE.test(error.message)) reject(error);
+      });
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (counter.counting) counter.count(args, source);
+      });
       monitor.once('monitoring', () => {
         counter.counting = true;
         resolve();
